@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The shared command line: libbpf-tools letters, long names, strict values. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tool.h"
+
+#ifndef TOOLS_VERSION
+#define TOOLS_VERSION "0.0"
+#endif
+
+enum {
+	OPT_DURATION = 0x1000,
+	OPT_CHECK,
+	OPT_SELF_COST,
+	OPT_NS,
+	OPT_BTF,
+};
+
+#define MAX_OPTIONS 64
+
+static const struct argp_option shared_filters[] = {
+	{ "pid", 'p', "PID", 0, "Trace this process only (all its threads)", 1 },
+	{ "tid", 't', "TID", 0, "Trace this thread only", 1 },
+	{ "name", 'n', "COMM", 0, "Trace threads with this command name only", 1 },
+	{ "cgroup", 'c', "PATH", 0, "Trace processes in this cgroup v2 (and below) only", 1 },
+	{},
+};
+
+static const struct argp_option shared_units[] = {
+	{ "milliseconds", 'm', NULL, 0, "Millisecond histogram", 3 },
+	{ "ns", OPT_NS, NULL, 0, "Nanosecond histogram", 3 },
+	{},
+};
+
+static const struct argp_option shared_always[] = {
+	{ "duration", OPT_DURATION, "SECONDS", 0, "Trace for this long, then print and exit", 2 },
+	{ "timestamp", 'T', NULL, 0, "Timestamp each report", 3 },
+	{ "json", 'j', NULL, 0, "Newline-delimited JSON output", 3 },
+	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use where /sys/kernel/btf/vmlinux is missing", 4 },
+	{ "check", OPT_CHECK, NULL, 0, "Check the environment and every probe, then exit", 4 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's log and the probes chosen", 4 },
+	{ "self-cost", OPT_SELF_COST, NULL, 0,
+	  "Measure and print this tool's own BPF run time at exit (adds ~100 ns per event while on)", 4 },
+	{ "help", 'h', NULL, 0, "Show this help", -1 },
+	{ "version", 'V', NULL, 0, "Show the version", -1 },
+	{},
+};
+
+struct cli_state {
+	const struct tool *tool;
+	struct run_config *rc;
+	const struct argp_option *opts;
+	int positional;
+	bool exit_ok;
+	bool stopped;		/* an error already recorded */
+};
+
+int cli_error(struct run_config *rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rc->err, sizeof(rc->err), fmt, ap);
+	va_end(ap);
+	return EINVAL;
+}
+
+int parse_pid(const char *s, pid_t *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT_MAX || *s == '+' || isspace((unsigned char)*s))
+		return -1;
+	*out = (pid_t)v;
+	return 0;
+}
+
+int parse_positive(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || isspace((unsigned char)*s))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_count(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || isspace((unsigned char)*s))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_shared(int key, char *arg, struct cli_state *st)
+{
+	struct run_config *rc = st->rc;
+
+	switch (key) {
+	case 'p':
+		if (parse_pid(arg, &rc->pid))
+			return cli_error(rc, "invalid PID '%s': expected a positive integer", arg);
+		return 0;
+	case 't':
+		if (parse_pid(arg, &rc->tid))
+			return cli_error(rc, "invalid TID '%s': expected a positive integer", arg);
+		return 0;
+	case 'n':
+		if (!*arg || strlen(arg) >= FILTER_COMM_LEN)
+			return cli_error(rc, "invalid name '%s': expected 1 to %d characters",
+					 arg, FILTER_COMM_LEN - 1);
+		strcpy(rc->comm, arg);
+		return 0;
+	case 'c':
+		rc->cgroup = arg;
+		return 0;
+	case OPT_DURATION:
+		if (parse_positive(arg, &rc->duration))
+			return cli_error(rc, "invalid duration '%s': expected a positive number of seconds", arg);
+		return 0;
+	case 'm':
+		rc->unit = UNIT_MSECS;
+		return 0;
+	case OPT_NS:
+		rc->unit = UNIT_NSECS;
+		return 0;
+	case OPT_BTF:
+		if (access(arg, R_OK))
+			return cli_error(rc, "cannot read BTF file '%s': %s", arg, strerror(errno));
+		rc->btf_path = arg;
+		return 0;
+	case 'T': rc->timestamp = true; return 0;
+	case 'j': rc->json = true; return 0;
+	case OPT_CHECK: rc->check = true; return 0;
+	case 'v': rc->verbose = true; return 0;
+	case OPT_SELF_COST: rc->self_cost = true; return 0;
+	}
+	return ARGP_ERR_UNKNOWN;
+}
+
+static int parse_positional(char *arg, struct cli_state *st)
+{
+	struct run_config *rc = st->rc;
+
+	switch (st->positional++) {
+	case 0:
+		if (parse_positive(arg, &rc->interval))
+			return cli_error(rc, "invalid interval '%s': expected a positive number of seconds", arg);
+		return 0;
+	case 1:
+		if (parse_count(arg, &rc->count))
+			return cli_error(rc, "invalid count '%s': expected a positive integer", arg);
+		return 0;
+	}
+	return cli_error(rc, "unexpected argument '%s'", arg);
+}
+
+static const struct argp_option *find_short(const struct argp_option *opts, int key)
+{
+	for (const struct argp_option *o = opts; o->name || o->key; o++)
+		if (o->key == key)
+			return o;
+	return NULL;
+}
+
+/* What is wrong with one command-line word, if anything (false: nothing). */
+static bool word_problem(struct cli_state *st, const char *word)
+{
+	const struct argp_option *o;
+	size_t len;
+
+	if (word[0] != '-' || !word[1])
+		return false;
+	if (word[1] == '.' || (word[1] >= '0' && word[1] <= '9')) {
+		cli_error(st->rc, "invalid interval or count '%s': expected a positive number", word);
+		return true;
+	}
+	if (word[1] != '-') {
+		for (const char *c = word + 1; *c; c++) {
+			o = find_short(st->opts, *c);
+			if (!o) {
+				cli_error(st->rc, "unknown option '-%c'", *c);
+				return true;
+			}
+			if (o->arg && c[1])
+				return false;	/* the rest of the word is its argument */
+			if (o->arg) {
+				cli_error(st->rc, "option '-%c' needs an argument", *c);
+				return true;
+			}
+		}
+		return false;
+	}
+	len = strcspn(word + 2, "=");
+	for (o = st->opts; o->name || o->key; o++) {
+		if (!o->name || strncmp(o->name, word + 2, len) || o->name[len])
+			continue;
+		if (o->arg && !word[2 + len])
+			cli_error(st->rc, "option '--%s' needs an argument", o->name);
+		else if (!o->arg && word[2 + len])
+			cli_error(st->rc, "option '--%s' takes no argument", o->name);
+		else
+			return false;
+		return true;
+	}
+	cli_error(st->rc, "unknown option '%.*s'", (int)len + 2, word);
+	return true;
+}
+
+/* Name what getopt rejected. It has moved past the bad word, or not yet
+ * (a bad letter inside a group), so look at the word before and at. */
+static void explain_bad_option(struct cli_state *st, struct argp_state *state)
+{
+	if (state->next > 0 && word_problem(st, state->argv[state->next - 1]))
+		return;
+	if (state->next < state->argc && word_problem(st, state->argv[state->next]))
+		return;
+	cli_error(st->rc, "invalid command line near '%s'",
+		  state->argv[state->next < state->argc ? state->next : state->argc - 1]);
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct cli_state *st = state->input;
+	int err;
+
+	if (st->stopped)
+		return EINVAL;
+	switch (key) {
+	case 'h':
+		/* argp_state_help() prints nothing under ARGP_NO_ERRS */
+		argp_help(state->root_argp, stdout, ARGP_HELP_STD_HELP, (char *)st->tool->name);
+		st->exit_ok = true;
+		st->stopped = true;
+		return EINVAL;
+	case 'V':
+		printf("%s %s\n", st->tool->name, TOOLS_VERSION);
+		st->exit_ok = true;
+		st->stopped = true;
+		return EINVAL;
+	case ARGP_KEY_ARG:
+		err = parse_positional(arg, st);
+		break;
+	case ARGP_KEY_ERROR:
+		if (!st->rc->err[0])
+			explain_bad_option(st, state);
+		return 0;
+	default:
+		err = parse_shared(key, arg, st);
+		if (err == ARGP_ERR_UNKNOWN && st->tool->parse)
+			err = st->tool->parse(key, arg, st->rc);
+		return err == ARGP_ERR_UNKNOWN ? ARGP_ERR_UNKNOWN : (err ? (st->stopped = true, EINVAL) : 0);
+	}
+	if (err)
+		st->stopped = true;
+	return err ? EINVAL : 0;
+}
+
+static int append(struct argp_option *dst, int n, const struct argp_option *src)
+{
+	for (; src && (src->name || src->key); src++)
+		if (n < MAX_OPTIONS - 1)
+			dst[n++] = *src;
+	return n;
+}
+
+static int validate_shared(struct run_config *rc)
+{
+	if (rc->pid && rc->tid)
+		return cli_error(rc, "-p and -t cannot be combined: -t alone selects one thread");
+	if (rc->interval && rc->duration)
+		return cli_error(rc, "an interval and --duration cannot be combined");
+	return 0;
+}
+
+enum cli_result cli_parse(const struct tool *t, int argc, char **argv, struct run_config *rc)
+{
+	static struct argp_option opts[MAX_OPTIONS];
+	struct cli_state st = { .tool = t, .rc = rc, .opts = opts };
+	char doc[1024];
+	struct argp argp = {
+		.options = opts,
+		.parser = parse_opt,
+		.args_doc = "[interval [count]]",
+		.doc = doc,
+	};
+	int n = 0, err;
+
+	memset(rc, 0, sizeof(*rc));
+	rc->unit = UNIT_USECS;
+	memset(opts, 0, sizeof(opts));
+	n = append(opts, n, t->options);
+	if (t->shared & SHARED_FILTERS)
+		n = append(opts, n, shared_filters);
+	if (t->shared & SHARED_UNITS)
+		n = append(opts, n, shared_units);
+	append(opts, n, shared_always);
+	/* argp prints the text after \v below the options */
+	snprintf(doc, sizeof(doc), "%s\v%s", t->summary, t->doc ? t->doc : "");
+
+	err = argp_parse(&argp, argc, argv, ARGP_NO_ERRS | ARGP_NO_HELP | ARGP_IN_ORDER, NULL, &st);
+	if (st.exit_ok)
+		return CLI_EXIT_OK;
+	if (!err && !rc->err[0]) {
+		validate_shared(rc);
+		if (!rc->err[0] && t->validate)
+			t->validate(rc);
+	}
+	if (err && !rc->err[0])
+		cli_error(rc, "invalid command line");
+	return rc->err[0] ? CLI_USAGE : CLI_RUN;
+}

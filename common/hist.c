@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdint.h>
+#include <string.h>
+#include "hist.h"
+
+#define STARS_MAX 40
+
+void hist_drain(struct hist *live, struct hist *out)
+{
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
+		out->buckets[i] = __atomic_exchange_n(&live->buckets[i], 0, __ATOMIC_RELAXED);
+	out->sum = __atomic_exchange_n(&live->sum, 0, __ATOMIC_RELAXED);
+	out->max = __atomic_exchange_n(&live->max, 0, __ATOMIC_RELAXED);
+	out->errors = __atomic_exchange_n(&live->errors, 0, __ATOMIC_RELAXED);
+}
+
+void hist_merge(struct hist *dst, const struct hist *src)
+{
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
+		dst->buckets[i] += src->buckets[i];
+	dst->sum += src->sum;
+	dst->errors += src->errors;
+	if (src->max > dst->max)
+		dst->max = src->max;
+}
+
+__u64 hist_bucket_lo(unsigned int idx)
+{
+	unsigned int msb, sub;
+
+	if (idx < HIST_SUB)
+		return idx;
+	msb = HIST_SUB_BITS + (idx - HIST_SUB) / HIST_SUB;
+	sub = (idx - HIST_SUB) % HIST_SUB;
+	return (__u64)(HIST_SUB + sub) << (msb - HIST_SUB_BITS);
+}
+
+__u64 hist_bucket_hi(unsigned int idx)
+{
+	if (idx + 1 >= HIST_BUCKETS)
+		return UINT64_MAX;
+	return hist_bucket_lo(idx + 1) - 1;
+}
+
+__u64 hist_count(const struct hist *h)
+{
+	__u64 n = 0;
+
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
+		n += h->buckets[i];
+	return n;
+}
+
+double hist_percentile(const struct hist *h, double q)
+{
+	__u64 total = hist_count(h), seen = 0, rank;
+	double lo, hi, v;
+
+	if (!total)
+		return 0;
+	rank = (__u64)(q * (double)total + 0.999999);
+	if (rank < 1)
+		rank = 1;
+	if (rank > total)
+		rank = total;
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
+		if (!h->buckets[i] || seen + h->buckets[i] < rank) {
+			seen += h->buckets[i];
+			continue;
+		}
+		lo = (double)hist_bucket_lo(i);
+		hi = (double)hist_bucket_hi(i);
+		if (h->max && hi > (double)h->max)
+			hi = (double)h->max;
+		if (hi < lo)
+			hi = lo;
+		/* rank's position among the bucket's values, assumed evenly spread */
+		v = lo + (hi - lo) * ((double)(rank - seen) - 0.5) / (double)h->buckets[i];
+		return v < lo ? lo : v;
+	}
+	return (double)h->max;
+}
+
+void hist_summarise(const struct hist *h, struct hist_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->count = hist_count(h);
+	if (!s->count)
+		return;
+	s->avg = (double)h->sum / (double)s->count;
+	s->p50 = hist_percentile(h, 0.50);
+	s->p90 = hist_percentile(h, 0.90);
+	s->p99 = hist_percentile(h, 0.99);
+	s->p999 = hist_percentile(h, 0.999);
+	s->max = h->max;
+}
+
+/* Row k of the log2 table holds [2^k, 2^(k+1)), row 0 also holds 0. */
+static unsigned int log2_row(unsigned int idx)
+{
+	__u64 lo = hist_bucket_lo(idx);
+
+	return lo < 2 ? 0 : hist_log2(lo);
+}
+
+static void print_bar(FILE *f, __u64 val, __u64 val_max, int width)
+{
+	int stars = (int)(val * (__u64)width / val_max);
+
+	for (int i = 0; i < width; i++)
+		fputc(i < stars ? '*' : ' ', f);
+}
+
+void hist_print_log2(FILE *f, const struct hist *h, const char *unit_label)
+{
+	__u64 rows[64] = {0}, val_max = 0;
+	int last = -1, width, stars;
+
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
+		if (!h->buckets[i])
+			continue;
+		rows[log2_row(i)] += h->buckets[i];
+	}
+	for (int r = 0; r < 64; r++) {
+		if (rows[r])
+			last = r;
+		if (rows[r] > val_max)
+			val_max = rows[r];
+	}
+	if (last < 0)
+		return;
+	width = last <= 32 ? 10 : 20;
+	stars = last <= 32 ? STARS_MAX : STARS_MAX / 2;
+	fprintf(f, "%*s%-*s : count    distribution\n", last <= 32 ? 5 : 15, "",
+		last <= 32 ? 19 : 29, unit_label);
+	for (int r = 0; r <= last; r++) {
+		__u64 lo = r ? 1ULL << r : 0;
+		__u64 hi = r == 63 ? UINT64_MAX : (1ULL << (r + 1)) - 1;
+
+		fprintf(f, "%*llu -> %-*llu : %-8llu |", width, (unsigned long long)lo,
+			width, (unsigned long long)hi, (unsigned long long)rows[r]);
+		print_bar(f, rows[r], val_max, stars);
+		fputs("|\n", f);
+	}
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Log-linear histogram layout, shared by the BPF programs and user space.
+ *
+ * Values below HIST_SUB are counted exactly. Above, every power of two
+ * [2^k, 2^(k+1)) is split into HIST_SUB equal sub-buckets, so a bucket is
+ * at most 1/HIST_SUB of its lower bound wide: percentiles read from it are
+ * off by less than 25% (HIST_SUB_BITS = 2) of the true value, usually far
+ * less after interpolation. Every bucket nests inside one row of the
+ * classic log2 table, so that table is rendered exactly.
+ */
+#ifndef HIST_LAYOUT_H
+#define HIST_LAYOUT_H
+
+#define HIST_SUB_BITS 2
+#define HIST_SUB (1U << HIST_SUB_BITS)
+#define HIST_BUCKETS (HIST_SUB * (64 - HIST_SUB_BITS + 1))
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* The unit the kernel converts latencies to before bucketing. */
+enum hist_unit {
+	UNIT_NSECS,
+	UNIT_USECS,
+	UNIT_MSECS,
+};
+
+/* One histogram as the kernel fills it and user space reads it. */
+struct hist {
+	__u64 buckets[HIST_BUCKETS];
+	__u64 sum;	/* of all values, for the average */
+	__u64 max;	/* exact largest value */
+	__u64 errors;	/* failed operations, counted apart from the latencies */
+};
+
+/* floor(log2(v)) for v > 0, branch-free enough for the verifier. */
+static __always_inline __u32 hist_log2(__u64 v)
+{
+	__u32 r, shift;
+
+	r = (v > 0xFFFFFFFFULL) << 5; v >>= r;
+	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+static __always_inline __u32 hist_bucket(__u64 v)
+{
+	__u32 msb;
+
+	if (v < HIST_SUB)
+		return (__u32)v;
+	msb = hist_log2(v);
+	return HIST_SUB + (msb - HIST_SUB_BITS) * HIST_SUB +
+	       (__u32)((v >> (msb - HIST_SUB_BITS)) & (HIST_SUB - 1));
+}
+
+#endif /* HIST_LAYOUT_H */

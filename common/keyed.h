@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Keyed histograms (one per process, file, disk, flow). The kernel adds to
+ * the inner hash map in a one-slot ARRAY_OF_MAPS; each interval user space
+ * puts the other inner map in the slot (the update returns only after
+ * every program that could still see the old map has finished) and then
+ * reads and empties the retired one. No add is lost between read and clear.
+ */
+#ifndef COMMON_KEYED_H
+#define COMMON_KEYED_H
+
+#include <stddef.h>
+#include "hist.h"
+
+struct bpf_map;
+
+struct keyed_hist {
+	int slot_fd;
+	int inner_fd[2];
+	int active;
+	size_t key_size;
+};
+
+struct keyed_snapshot {
+	size_t n;
+	size_t key_size;
+	unsigned char *keys;
+	struct hist *hists;
+	size_t *order;		/* sorted view, see keyed_sort() */
+};
+
+int keyed_hist_init(struct keyed_hist *k, struct bpf_map *slot,
+		    struct bpf_map *a, struct bpf_map *b);
+int keyed_hist_drain(struct keyed_hist *k, struct keyed_snapshot *s);
+void keyed_sort(struct keyed_snapshot *s, int (*cmp)(const void *a, const void *b));
+const void *keyed_key(const struct keyed_snapshot *s, size_t i);
+const struct hist *keyed_value(const struct keyed_snapshot *s, size_t i);
+void keyed_snapshot_free(struct keyed_snapshot *s);
+
+#endif /* COMMON_KEYED_H */

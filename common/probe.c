@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "diag.h"
+#include "probe.h"
+
+const char *probe_kind_name(enum probe_kind kind)
+{
+	switch (kind) {
+	case PROBE_TRACEPOINT: return "tracepoint";
+	case PROBE_FENTRY: return "fentry";
+	default: return "kprobe";
+	}
+}
+
+static struct btf *kernel_btf(void)
+{
+	static struct btf *btf;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		btf = btf__load_vmlinux_btf();
+		if (!btf)
+			btf = NULL;
+	}
+	return btf;
+}
+
+/* Trampolines can be compiled in and still refused (e.g. EPERM under some
+ * security policies): only a real load of a minimal fentry program tells. */
+static bool fentry_loads(int btf_id, char *why, size_t len)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .expected_attach_type = BPF_TRACE_FENTRY,
+		    .attach_btf_id = (__u32)btf_id);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "fentry_probe", "GPL", insns, 2, &opts);
+
+	if (fd < 0) {
+		snprintf(why, len, "fentry programs refused by this kernel (%s)", strerror(errno));
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
+static bool kprobes_supported(void)
+{
+	return access("/sys/bus/event_source/devices/kprobe/type", R_OK) == 0 ||
+	       access(TRACEFS_PATH "/kprobe_events", R_OK) == 0;
+}
+
+static bool kernel_symbol(const char *name)
+{
+	char line[256], sym[128];
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %*s %127s", sym) == 1 && !strcmp(sym, name);
+	fclose(f);
+	return found;
+}
+
+bool probe_available(const struct probe *p, char *why, size_t len)
+{
+	int id;
+
+	switch (p->kind) {
+	case PROBE_TRACEPOINT:
+		if (diag_tracepoint_exists(p->target))
+			return true;
+		snprintf(why, len, "tracepoint %s does not exist on this kernel",
+			 p->target);
+		return false;
+	case PROBE_FENTRY:
+		if (!kernel_btf()) {
+			snprintf(why, len, "fentry needs kernel BTF (%s)", KERNEL_BTF_PATH);
+			return false;
+		}
+		id = btf__find_by_name_kind(kernel_btf(), p->target, BTF_KIND_FUNC);
+		if (id < 0) {
+			snprintf(why, len, "function %s is not in the kernel BTF", p->target);
+			return false;
+		}
+		return fentry_loads(id, why, len);
+	case PROBE_KPROBE:
+		if (!kprobes_supported()) {
+			snprintf(why, len, "this kernel has no kprobes (CONFIG_KPROBES)");
+			return false;
+		}
+		if (!kernel_symbol(p->target)) {
+			snprintf(why, len, "function %s is not in /proc/kallsyms", p->target);
+			return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+static void describe(const struct probe *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %s", probe_kind_name(p->kind), p->target);
+}
+
+static bool event_wanted(const struct tool *t, const char *event)
+{
+	return !t->wants || t->wants(event);
+}
+
+static bool first_of_event(const struct tool *t, int i)
+{
+	for (int j = 0; j < i; j++)
+		if (!strcmp(t->probes[j].event, t->probes[i].event))
+			return false;
+	return true;
+}
+
+static int select_event(const struct tool *t, struct probe_set *ps, int first)
+{
+	char why[256] = "", tried[512] = "", name[128], desc[160];
+	const char *event = t->probes[first].event;
+	bool fallback = false;
+
+	snprintf(name, sizeof(name), "probe %s", event);
+	for (int i = first; i < t->nprobes; i++) {
+		const struct probe *p = &t->probes[i];
+
+		if (strcmp(p->event, event))
+			continue;
+		describe(p, desc, sizeof(desc));
+		if (p->kind == PROBE_TRACEPOINT || p->kind == PROBE_KPROBE)
+			ps->needs_tracefs = true;
+		if (probe_available(p, why, sizeof(why))) {
+			ps->chosen[i] = true;
+			if (fallback)
+				check_row(name, CHECK_FALLBACK, "%s (%s)", desc, tried);
+			else
+				check_row(name, CHECK_OK, "%s", desc);
+			return 0;
+		}
+		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s%s",
+			 tried[0] ? "; " : "", why);
+		fallback = true;
+	}
+	check_row(name, CHECK_MISSING, "%s", tried);
+	return -1;
+}
+
+int probes_select(const struct tool *t, struct probe_set *ps)
+{
+	int err = 0;
+
+	for (int i = 0; i < t->nprobes && i < MAX_PROBES; i++)
+		if (first_of_event(t, i) && event_wanted(t, t->probes[i].event))
+			err |= select_event(t, ps, i);
+	return err;
+}
+
+int probes_autoload(const struct tool *t, const struct probe_set *ps, struct bpf_object *obj)
+{
+	for (int i = 0; i < t->nprobes; i++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(obj, t->probes[i].prog);
+
+		if (!prog) {
+			diag_error("internal error: no BPF program '%s'", t->probes[i].prog);
+			return -ENOENT;
+		}
+		bpf_program__set_autoload(prog, ps->chosen[i]);
+	}
+	return 0;
+}
+
+int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object *obj)
+{
+	char msg[128];
+
+	for (int i = 0; i < t->nprobes; i++) {
+		const struct probe *p = &t->probes[i];
+
+		if (!ps->chosen[i])
+			continue;
+		ps->links[i] = bpf_program__attach(bpf_object__find_program_by_name(obj, p->prog));
+		if (!ps->links[i]) {
+			libbpf_strerror(-errno, msg, sizeof(msg));
+			diag_error("cannot attach %s %s: %s", probe_kind_name(p->kind), p->target, msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void probes_detach(const struct tool *t, struct probe_set *ps)
+{
+	for (int i = 0; i < t->nprobes; i++) {
+		bpf_link__destroy(ps->links[i]);
+		ps->links[i] = NULL;
+	}
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Choosing, for each event, the first probe this kernel offers. */
+#ifndef COMMON_PROBE_H
+#define COMMON_PROBE_H
+
+#include <stdbool.h>
+#include "tool.h"
+
+#define MAX_PROBES 32
+
+struct bpf_link;
+
+struct probe_set {
+	bool chosen[MAX_PROBES];
+	struct bpf_link *links[MAX_PROBES];
+	bool needs_tracefs;
+};
+
+const char *probe_kind_name(enum probe_kind kind);
+bool probe_available(const struct probe *p, char *why, size_t len);
+/* Pick one probe per wanted event and report each with check_row().
+ * Returns 0 if every wanted event has a probe. */
+int probes_select(const struct tool *t, struct probe_set *ps);
+/* Load only the chosen programs. */
+int probes_autoload(const struct tool *t, const struct probe_set *ps, struct bpf_object *obj);
+int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object *obj);
+void probes_detach(const struct tool *t, struct probe_set *ps);
+
+#endif /* COMMON_PROBE_H */

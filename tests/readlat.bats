@@ -1,0 +1,378 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only
+# readlat against readload, a workload with a known number of reads of a
+# known latency. Runs the real tool as root on the real kernel.
+
+load helpers
+
+READLAT_PROGS='enter_read|exit_read|enter_pread64|exit_pread64|enter_readv|exit_readv|enter_preadv|exit_preadv|enter_preadv2|exit_preadv2'
+READLAT_MAPS='start_task|start_tid|hists_a|hists_b|readlat_.rodata|readlat_.bss'
+
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+# 3 ms per read: the log2 bucket 2048..4095 us (or 2..3 ms) holds it
+# with room for scheduling delay.
+DELAY=3000
+
+@test "-p PID: exactly its reads, p50 in the bucket of the delay (JSON)" {
+	start_load A --reads 50 --delay-us $DELAY
+	start_tool readlat -j -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait		# ends by itself when the process exits
+	[ "$TOOL_STATUS" -eq 0 ]
+	[ "$(jq -s length "$T/out")" -eq 1 ]
+	jout '.tool == "readlat" and .unit == "usecs" and .count == 50 and .errors == 0'
+	jout '.p50 >= 2048 and .p50 < 4096'
+	jout '([.buckets[].count] | add) == 50'
+	jout '.max >= .p999 and .p999 >= .p99 and .p99 >= .p90 and .p90 >= .p50'
+	grep -q "process $A_PID exited" "$T/err"
+}
+
+@test "text output: bcc log2 table and summary line" {
+	start_load A --reads 40 --delay-us $DELAY
+	start_tool readlat -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	grep -qE '^ +usecs +: count +distribution$' "$T/out"
+	row=$(grep -E '^ +2048 -> 4095 +: ' "$T/out")
+	[ "$(awk '{print $5}' <<<"$row")" -ge 20 ]
+	grep -qE '^\s+[0-9]+ -> [0-9]+\s+: [0-9]+\s+\|[* ]{40}\|$' "$T/out"
+	[ "$(summary_field count)" -eq 40 ]
+	[ "$(summary_field errors)" -eq 0 ]
+}
+
+@test "-m: milliseconds; --ns: nanoseconds" {
+	start_load A --reads 20 --delay-us $DELAY
+	start_tool readlat -j -m -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	jout '.unit == "msecs" and .count == 20 and .p50 >= 2 and .p50 < 4'
+
+	rm -f "$T/go" "$T/hold"
+	start_load B --reads 20 --delay-us $DELAY
+	start_tool readlat -j --ns -p "$B_PID"
+	go
+	wait_loads B
+	tool_wait
+	jout '.unit == "nsecs" and .count == 20 and .p50 >= 2097152 and .p50 < 4194304'
+}
+
+@test "-p excludes a second concurrent reader" {
+	start_load A --reads 30 --delay-us 2000
+	start_load B --reads 70 --delay-us 1000
+	start_tool readlat -j -p "$A_PID"
+	go
+	wait_loads A B
+	tool_wait
+	jout '.count == 30'
+}
+
+@test "-t TID: exactly that thread's reads, ends when the thread exits" {
+	start_load A --threads 2 --reads 25 --delay-us 2000
+	start_tool readlat -j -t "${A_TIDS[0]}"
+	go
+	tool_wait		# the thread exits before the process (held)
+	jout '.count == 25'
+	grep -q "thread ${A_TIDS[0]} exited" "$T/err"
+	wait_loads A
+}
+
+@test "-n COMM: only threads with that name" {
+	start_load A --reads 25 --delay-us 2000 --comm rl_alpha
+	start_load B --reads 35 --delay-us 1000 --comm rl_beta
+	start_tool readlat -j -n rl_alpha
+	go
+	wait_loads A B
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+	jout '.count == 25'
+}
+
+@test "-c CGROUP: only processes in that cgroup v2" {
+	root=$(cgroup2_root) || skip "no cgroup2 mount"
+	cg="$root/readlat-test-$$"
+	mkdir "$cg"
+	start_load A --reads 15 --delay-us 2000
+	start_load B --reads 33 --delay-us 1000
+	echo "$A_PID" > "$cg/cgroup.procs"
+	start_tool readlat -j -c "$cg"
+	go
+	wait_loads A B
+	stop_tool INT
+	rmdir "$cg"
+	jout '.count == 15'
+}
+
+@test "-P: one histogram per process, keyed by pid and comm" {
+	start_load A --reads 20 --delay-us 2000 --comm rl_p1
+	start_load B --reads 30 --delay-us 1000 --comm rl_p2
+	start_tool readlat -j -P
+	go
+	wait_loads A B
+	stop_tool INT
+	jout 'select(.key.pid == $p) | .key.comm == "rl_p1" and .count == 20' --argjson p "$A_PID"
+	jout 'select(.key.pid == $p) | .key.comm == "rl_p2" and .count == 30' --argjson p "$B_PID"
+	[ "$(jq -s "map(select(.key.pid == $A_PID)) | length" "$T/out")" -eq 1 ]
+}
+
+@test "-F: one histogram per file descriptor, with its path" {
+	start_load A --threads 2 --reads 15 --delay-us 2000
+	start_tool readlat -j -F -p "$A_PID"
+	go
+	wait_for "$T/A.out" '^done'	# reads over, process held: paths resolve
+	stop_tool INT
+	for fd in "${A_FDS[@]}"; do
+		jout 'select(.key.pid == $p and .key.fd == $fd) | .count == 15 and (.key.path | startswith("pipe:"))' \
+			--argjson p "$A_PID" --argjson fd "$fd"
+	done
+	[ "$(jq -s length "$T/out")" -eq 2 ]
+}
+
+@test "--slower: one line per slow read, none under the threshold" {
+	start_load A --reads 10 --delay-us $DELAY
+	start_tool readlat --slower 2000 -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	grep -qE '^TIME +PID +TID +COMM +FD +BYTES +LAT\(us\)$' "$T/out"
+	[ "$(grep -cE "^[0-9:]{8} +$A_PID +${A_TIDS[0]} +readload +${A_FDS[0]} +1 +[0-9.]+$" "$T/out")" -eq 10 ]
+	awk 'NR > 1 && $7 < 2000 { exit 1 }' "$T/out"
+	grep -q "10 of 10 reads took 2000 usecs or longer; 0 failed; 0 lost" "$T/err"
+
+	rm -f "$T/go" "$T/hold"
+	start_load B --reads 10 --delay-us 1000
+	start_tool readlat -j --slower 100000 -p "$B_PID"
+	go
+	wait_loads B
+	tool_wait
+	jout 'select(.reads) | .reads == 10 and .slower == 0 and .lost == 0'
+	[ "$(jq -s 'map(select(.latency)) | length' "$T/out")" -eq 0 ]
+}
+
+@test "failed reads are counted apart, or in the histogram with --errors" {
+	start_load A --source badfd --reads 7
+	start_tool readlat -j -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	jout '.count == 0 and .errors == 7'
+
+	rm -f "$T/go" "$T/hold"
+	start_load B --source badfd --reads 7
+	start_tool readlat -j --errors -p "$B_PID"
+	go
+	wait_loads B
+	tool_wait
+	jout '.count == 7 and .errors == 7'
+}
+
+@test "-s: each read-family syscall, and only those asked for" {
+	for sc in pread64 readv preadv; do
+		rm -f "$T/go" "$T/hold"
+		start_load A --source zero --syscall "$sc" --reads 40
+		start_tool readlat -j -s "read,$sc" -p "$A_PID"
+		go
+		wait_loads A
+		tool_wait
+		jout '.count == 40'
+
+		rm -f "$T/go" "$T/hold"
+		start_load B --source zero --syscall "$sc" --reads 40
+		start_tool readlat -j -p "$B_PID"
+		go
+		wait_loads B
+		tool_wait
+		jout '.count == 0'
+	done
+}
+
+@test "interval and count: exactly count reports, then exit 0" {
+	run timeout 10 "$BUILD/readlat" -j 0.2 3
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^{' <<<"$output")" -eq 3 ]
+}
+
+@test "--duration ends the run with one report" {
+	run timeout 10 "$BUILD/readlat" -j --duration 0.5
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^{' <<<"$output")" -eq 1 ]
+}
+
+@test "SIGTERM and SIGINT print the final histogram, also mid-interval" {
+	start_load A --reads 12 --delay-us 1000 --comm rl_term
+	start_tool readlat -j -n rl_term 3600
+	go
+	wait_loads A
+	stop_tool TERM
+	[ "$TOOL_STATUS" -eq 0 ]
+	jout '.count == 12'
+
+	start_tool readlat -n rl_none 3600
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+	grep -q '^count 0' "$T/out"
+}
+
+@test "-T timestamps each report" {
+	run timeout 10 "$BUILD/readlat" -T 0.2 1
+	[ "$status" -eq 0 ]
+	grep -qE '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' <<<"$output"
+}
+
+@test "output into a closed pipe ends quietly" {
+	run timeout 10 bash -c "'$BUILD/readlat' -T 0.1 2>'$T/err' | head -n 1"
+	[ "$status" -eq 0 ]
+	! grep -vE 'Hit Ctrl-C' "$T/err"
+}
+
+@test "bad input: one line on stderr, exit 2" {
+	while IFS='|' read -r args msg; do
+		run timeout 10 "$BUILD/readlat" $args
+		echo "args: $args -> $status: $output"
+		[ "$status" -eq 2 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "${lines[0]}" == "readlat: "*"$msg"* ]]
+	done <<'EOF_CASES'
+-p abc|invalid PID 'abc'
+-p 0|invalid PID '0'
+-p -5|invalid PID '-5'
+-p 12x|invalid PID '12x'
+-t abc|invalid TID 'abc'
+-p|option '-p' needs an argument
+--pid|option '--pid' needs an argument
+0|invalid interval '0'
+-1|invalid interval or count '-1'
+abc|invalid interval 'abc'
+1 0|invalid count '0'
+1 -2|invalid interval or count '-2'
+1 2 3|unexpected argument '3'
+--bogus|unknown option '--bogus'
+-x|unknown option '-x'
+--json=1|option '--json' takes no argument
+--duration 0|invalid duration '0'
+--duration x|invalid duration 'x'
+-n aaaaaaaaaaaaaaaaaaaa|invalid name
+-s write|unknown syscall 'write'
+--slower abc|invalid threshold 'abc'
+-P -F|cannot be combined
+-p 1 -t 1|cannot be combined
+EOF_CASES
+}
+
+@test "-h and -V exit 0 on stdout" {
+	run "$BUILD/readlat" -h
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Usage: readlat"* ]]
+	[[ "$output" == *"--pid"* ]]
+	run "$BUILD/readlat" -V
+	[ "$status" -eq 0 ]
+	[[ "$output" == "readlat "* ]]
+}
+
+@test "-p of a process that does not exist: one line, exit 1" {
+	pid=$(( $(cat /proc/sys/kernel/pid_max) + 1 ))
+	run timeout 10 "$BUILD/readlat" -p "$pid"
+	[ "$status" -eq 1 ]
+	[ "$output" = "readlat: no process with PID $pid" ]
+	run timeout 10 "$BUILD/readlat" -t "$pid"
+	[ "$status" -eq 1 ]
+	[ "$output" = "readlat: no thread with TID $pid" ]
+}
+
+@test "-p of a thread id names the process" {
+	start_load A --threads 2 --reads 1
+	run timeout 10 "$BUILD/readlat" -p "${A_TIDS[1]}"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"is a thread of process $A_PID"* ]]
+}
+
+@test "--check: a row per check and probe, exit 0" {
+	run timeout 10 "$BUILD/readlat" --check -s read,preadv
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"privileges"*"ok"* ]]
+	grep -qE '^probe sys_enter_preadv +ok +tracepoint syscalls/sys_enter_preadv$' <<<"$output"
+	grep -qE '^start-time store +ok +task storage$' <<<"$output"
+	[[ "${lines[-1]}" == "readlat can run on this system" ]]
+}
+
+@test "not privileged: one line naming what is needed, exit 1" {
+	run timeout 10 setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all "$BUILD/readlat"
+	[ "$status" -eq 1 ]
+	[ "$output" = "readlat: needs root (or CAP_BPF and CAP_PERFMON); try: sudo readlat" ]
+	run timeout 10 setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all "$BUILD/readlat" --check
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot run"* ]]
+}
+
+@test "tracefs not mounted: mounted by the tool, or explained" {
+	run timeout 20 unshare -m sh -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; '$BUILD/readlat' --duration 0.2 -j"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"count":'* ]]
+	run timeout 20 unshare -m sh -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; exec setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin '$BUILD/readlat' --duration 0.2"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "readlat: tracefs is not mounted at /sys/kernel/tracing"*"mount -t tracefs tracefs /sys/kernel/tracing" ]]
+}
+
+@test "a tracepoint missing from the kernel is named" {
+	run timeout 20 unshare -m sh -c "mount -t tmpfs none /sys/kernel/tracing/events/syscalls/sys_enter_preadv && '$BUILD/readlat' -s read,preadv"
+	[ "$status" -eq 1 ]
+	[ "$output" = "readlat: tracepoint syscalls/sys_enter_preadv does not exist on this kernel; no other probe for 'sys_enter_preadv' works here (see --check)" ]
+	run timeout 20 unshare -m sh -c "mount -t tmpfs none /sys/kernel/tracing/events/syscalls/sys_enter_preadv && '$BUILD/readlat' --check -s read,preadv"
+	[ "$status" -eq 1 ]
+	grep -qE '^probe sys_enter_preadv +missing +tracepoint syscalls/sys_enter_preadv does not exist' <<<"$output"
+}
+
+@test "without kernel BTF: falls back to a hash by thread id, same counts" {
+	start_load A --reads 30 --delay-us 2000
+	unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec '$BUILD/readlat' -j -v -p $A_PID" > "$T/out" 2> "$T/err" &
+	TOOL_JOB=$!
+	watchdog "$TOOL_JOB"
+	wait_for "$T/err" 'Hit Ctrl-C to end'
+	grep -q 'start-time store: fallback (LRU hash by thread id' "$T/err"
+	go
+	wait_loads A
+	tool_wait
+	jout '.count == 30 and .p50 >= 1024 and .p50 < 4096'
+}
+
+@test "--self-cost: run count and ns per event of each program" {
+	start_load A --reads 20 --delay-us 1000
+	start_tool readlat --self-cost -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	grep -q '^self-cost' "$T/err"
+	grep -qE '^enter_read +[0-9]+ +[0-9.]+$' "$T/err"
+	runs=$(awk '$1 == "exit_read" { print $2 }' "$T/err")
+	[ "$runs" -ge 20 ]
+}
+
+@test "nothing of readlat stays loaded after exit, whatever ended it" {
+	run timeout 10 "$BUILD/readlat" --duration 0.2
+	[ "$status" -eq 0 ]
+	! leaked "$READLAT_PROGS" "$READLAT_MAPS"
+
+	start_tool readlat -P -s read,readv
+	stop_tool TERM
+	! leaked "$READLAT_PROGS" "$READLAT_MAPS"
+
+	start_tool readlat --slower 1
+	kill -KILL "$TOOL_JOB"
+	wait "$TOOL_JOB" || true
+	for i in $(seq 1 100); do leaked "$READLAT_PROGS" "$READLAT_MAPS" >/dev/null || break; sleep 0.05; done
+	! leaked "$READLAT_PROGS" "$READLAT_MAPS"
+}
+
+@test "the binary is static, does not parse kernel BTF, and stays small" {
+	run ldd "$BUILD/readlat"
+	[[ "$output" == *"not a dynamic executable"* ]]
+	run timeout 10 strace -f -e trace=openat -o "$T/strace" "$BUILD/readlat" --duration 0.1
+	[ "$status" -eq 0 ]
+	! grep -q '/sys/kernel/btf/vmlinux' "$T/strace"
+	rss=$(/usr/bin/time -f %M timeout 10 "$BUILD/readlat" --duration 0.1 2>&1 >/dev/null | tail -n1)
+	[ "$rss" -le 8192 ]
+}

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Unit tests for the shared command line, common/cli.c. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "tool.h"
+#include "checks.h"
+
+#ifndef TOOLS_VERSION
+#define TOOLS_VERSION "0.0"
+#endif
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MAX_ARGS 16
+
+/* ---- a minimal tool ------------------------------------------------- */
+
+#define OPT_MIN 'L'
+
+static long tool_min;
+static bool tool_saw_shared;
+
+static int t_parse(int key, char *arg, struct run_config *rc)
+{
+	if (key == 'p' || key == 't' || key == 'm' || key == 'j' ||
+	    (key >= 0x1000 && key < 0x1000000)) /* shared long-only options, not ARGP_KEY_* */
+		tool_saw_shared = true;
+	if (key != OPT_MIN)
+		return ARGP_ERR_UNKNOWN;
+	if (parse_count(arg, &tool_min))
+		return cli_error(rc, "invalid minimum '%s'", arg);
+	return 0;
+}
+
+static int t_validate(struct run_config *rc)
+{
+	if (tool_min > 1000 && rc->unit == UNIT_MSECS)
+		return cli_error(rc, "minimum too large for -m");
+	return 0;
+}
+
+static const struct argp_option t_options[] = {
+	{ "min", OPT_MIN, "USECS", 0, "Only latencies of at least USECS", 0 },
+	{},
+};
+
+static const struct tool tool_full = {
+	.name = "t",
+	.summary = "Summarise test latencies as a histogram.",
+	.doc = "EXAMPLES:\n  t -p 1",
+	.shared = SHARED_FILTERS | SHARED_UNITS,
+	.options = t_options,
+	.parse = t_parse,
+	.validate = t_validate,
+};
+
+/* No shared filters or units, no options of its own. */
+static const struct tool tool_bare = {
+	.name = "t",
+	.summary = "A bare tool.",
+};
+
+/* ---- running cli_parse ---------------------------------------------- */
+
+static char arg_store[MAX_ARGS][256];
+static char *argv_store[MAX_ARGS + 1];
+static struct run_config rc;
+static char stdout_text[8192];
+
+/* cli_parse(t, {"t", args..., NULL}) on fresh writable strings; what it
+ * writes to stdout lands in stdout_text. */
+static enum cli_result run_argv(const struct tool *t, const char *const *args)
+{
+	int argc = 0, saved, fd;
+	enum cli_result r;
+	FILE *tmp;
+	size_t n;
+
+	strcpy(arg_store[argc], "t");
+	argv_store[argc] = arg_store[argc];
+	argc++;
+	for (; *args; args++, argc++) {
+		assert_true(argc < MAX_ARGS);
+		assert_true(strlen(*args) < sizeof(arg_store[0]));
+		strcpy(arg_store[argc], *args);
+		argv_store[argc] = arg_store[argc];
+	}
+	argv_store[argc] = NULL;
+
+	tool_min = 0;
+	tool_saw_shared = false;
+	memset(&rc, 0x5a, sizeof(rc)); /* cli_parse must reset everything */
+
+	tmp = tmpfile();
+	assert_non_null(tmp);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	assert_true(saved >= 0);
+	fd = fileno(tmp);
+	assert_true(dup2(fd, STDOUT_FILENO) >= 0);
+	r = cli_parse(t, argc, argv_store, &rc);
+	fflush(stdout);
+	assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+	close(saved);
+	rewind(tmp);
+	n = fread(stdout_text, 1, sizeof(stdout_text) - 1, tmp);
+	stdout_text[n] = '\0';
+	fclose(tmp);
+	return r;
+}
+
+#define RUN(t, ...) run_argv((t), (const char *const[]){ __VA_ARGS__, NULL })
+#define RUN0(t) run_argv((t), (const char *const[]){ NULL })
+
+/* A usage error whose message holds every one of the given words. */
+static void expect_usage(enum cli_result r, const char *const *words)
+{
+	if (r != CLI_USAGE)
+		fail_msg("expected CLI_USAGE, got %d (err \"%s\")", r, rc.err);
+	assert_true(rc.err[0] != '\0');
+	assert_null(strchr(rc.err, '\n'));
+	for (; *words; words++)
+		if (!strstr(rc.err, *words))
+			fail_msg("\"%s\" missing from error \"%s\"", *words, rc.err);
+	/* nothing printed: the caller prints rc.err */
+	assert_string_equal(stdout_text, "");
+}
+
+#define USAGE(r, ...) expect_usage((r), (const char *const[]){ __VA_ARGS__, NULL })
+
+static void expect_run(enum cli_result r)
+{
+	if (r != CLI_RUN)
+		fail_msg("expected CLI_RUN, got %d (err \"%s\")", r, rc.err);
+	assert_string_equal(rc.err, "");
+	assert_string_equal(stdout_text, "");
+}
+
+/* ---- the tests ------------------------------------------------------ */
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	expect_run(RUN0(&tool_full));
+	assert_int_equal(rc.pid, 0);
+	assert_int_equal(rc.tid, 0);
+	assert_string_equal(rc.comm, "");
+	assert_null(rc.cgroup);
+	assert_true(rc.interval == 0);
+	assert_int_equal(rc.count, 0);
+	assert_true(rc.duration == 0);
+	assert_null(rc.btf_path);
+	assert_false(rc.timestamp || rc.json || rc.check || rc.verbose || rc.self_cost);
+	assert_int_equal(rc.unit, UNIT_USECS);
+	assert_int_equal(tool_min, 0);
+}
+
+static void test_pid(void **state)
+{
+	(void)state;
+	expect_run(RUN(&tool_full, "-p", "123"));
+	assert_int_equal(rc.pid, 123);
+	expect_run(RUN(&tool_full, "-p123"));
+	assert_int_equal(rc.pid, 123);
+	expect_run(RUN(&tool_full, "--pid", "7"));
+	assert_int_equal(rc.pid, 7);
+	expect_run(RUN(&tool_full, "--pid=2147483647"));
+	assert_int_equal(rc.pid, 2147483647);
+	expect_run(RUN(&tool_full, "-t", "99"));
+	assert_int_equal(rc.tid, 99);
+	assert_int_equal(rc.pid, 0);
+}
+
+static void test_pid_invalid(void **state)
+{
+	(void)state;
+	USAGE(RUN(&tool_full, "-p", "abc"), "invalid PID", "'abc'");
+	USAGE(RUN(&tool_full, "-p", "0"), "invalid PID", "'0'");
+	USAGE(RUN(&tool_full, "-p", "-5"), "invalid PID", "'-5'");
+	USAGE(RUN(&tool_full, "-p", "12x"), "invalid PID", "'12x'");
+	USAGE(RUN(&tool_full, "-p", ""), "invalid PID");
+	USAGE(RUN(&tool_full, "-p", "+5"), "invalid PID", "'+5'");
+	USAGE(RUN(&tool_full, "-p", " 5"), "invalid PID");
+	USAGE(RUN(&tool_full, "-p", "2147483648"), "invalid PID", "2147483648");
+	USAGE(RUN(&tool_full, "-p", "99999999999999999999"), "invalid PID");
+	USAGE(RUN(&tool_full, "-t", "x"), "invalid TID", "'x'");
+	USAGE(RUN(&tool_full, "--tid=0"), "invalid TID", "'0'");
+}
+
+static void test_pid_tid_conflict(void **state)
+{
+	(void)state;
+	USAGE(RUN(&tool_full, "-p", "1", "-t", "2"), "-p", "-t", "cannot be combined");
+	USAGE(RUN(&tool_full, "-t", "2", "-p", "1"), "cannot be combined");
+}
+
+static void test_positional(void **state)
+{
+	(void)state;
+	expect_run(RUN(&tool_full, "1"));
+	assert_true(rc.interval == 1);
+	assert_int_equal(rc.count, 0);
+	expect_run(RUN(&tool_full, "1", "5"));
+	assert_true(rc.interval == 1);
+	assert_int_equal(rc.count, 5);
+	expect_run(RUN(&tool_full, "0.5", "3"));
+	assert_true(rc.interval == 0.5);
+	assert_int_equal(rc.count, 3);
+	/* options and positionals mix */
+	expect_run(RUN(&tool_full, "2", "-m", "10", "-p", "3"));
+	assert_true(rc.interval == 2);
+	assert_int_equal(rc.count, 10);
+	assert_int_equal(rc.unit, UNIT_MSECS);
+	assert_int_equal(rc.pid, 3);
+}
+
+static void test_positional_invalid(void **state)
+{
+	(void)state;
+	USAGE(RUN(&tool_full, "0"), "invalid interval", "'0'");
+	USAGE(RUN(&tool_full, "-1"), "invalid interval", "'-1'");
+	USAGE(RUN(&tool_full, "--", "-1"), "invalid interval", "'-1'");
+	USAGE(RUN(&tool_full, "abc"), "invalid interval", "'abc'");
+	USAGE(RUN(&tool_full, "1s"), "invalid interval", "'1s'");
+	USAGE(RUN(&tool_full, "inf"), "invalid interval", "'inf'");
+	USAGE(RUN(&tool_full, "nan"), "invalid interval", "'nan'");
+	USAGE(RUN(&tool_full, "1", "0"), "invalid count", "'0'");
+	USAGE(RUN(&tool_full, "1", "-1"), "invalid", "'-1'");
+	USAGE(RUN(&tool_full, "1", "2.5"), "invalid count", "'2.5'");
+	USAGE(RUN(&tool_full, "1", "x"), "invalid count", "'x'");
+	USAGE(RUN(&tool_full, "1", "5", "3"), "unexpected argument", "'3'");
+}
+
+static void test_unknown_options(void **state)
+{
+	(void)state;
+	USAGE(RUN(&tool_full, "--bogus"), "unknown option", "--bogus");
+	USAGE(RUN(&tool_full, "--bogus=3"), "unknown option", "--bogus");
+	USAGE(RUN(&tool_full, "-x"), "unknown option", "-x");
+	USAGE(RUN(&tool_full, "1", "-x"), "unknown option", "-x");
+	USAGE(RUN(&tool_full, "-m", "-x"), "unknown option", "-x");
+	/* the shared filters exist only where the tool asks for them */
+	USAGE(RUN(&tool_bare, "-p", "1"), "unknown option", "-p");
+	USAGE(RUN(&tool_bare, "-m"), "unknown option", "-m");
+	USAGE(RUN(&tool_bare, "--ns"), "unknown option", "--ns");
+	USAGE(RUN(&tool_bare, "--min=3"), "unknown option", "--min");
+}
+
+static void test_missing_argument(void **state)
+{
+	(void)state;
+	USAGE(RUN(&tool_full, "-p"), "-p", "needs an argument");
+	USAGE(RUN(&tool_full, "-m", "-p"), "-p", "needs an argument");
+	USAGE(RUN(&tool_full, "--pid"), "--pid", "needs an argument");
+	USAGE(RUN(&tool_full, "-n"), "-n", "needs an argument");
+	USAGE(RUN(&tool_full, "--duration"), "--duration", "needs an argument");
+	USAGE(RUN(&tool_full, "-L"), "-L", "needs an argument");
+	USAGE(RUN(&tool_full, "--min"), "--min", "needs an argument");
+	USAGE(RUN(&tool_full, "--ns=3"), "--ns", "takes no argument");
+	USAGE(RUN(&tool_full, "--json=yes"), "--json", "takes no argument");
+}
+
+static void test_help_version(void **state)
+{
+	(void)state;
+	assert_int_equal(RUN(&tool_full, "-h"), CLI_EXIT_OK);
+	assert_string_equal(rc.err, "");
+	assert_int_equal(RUN(&tool_full, "--help"), CLI_EXIT_OK);
+	assert_string_equal(rc.err, "");
+	/* help wins over what follows */
+	assert_int_equal(RUN(&tool_full, "-h", "--bogus"), CLI_EXIT_OK);
+	assert_int_equal(RUN(&tool_full, "-h", "-p", "1", "-t", "2"), CLI_EXIT_OK);
+	assert_int_equal(RUN(&tool_bare, "-h"), CLI_EXIT_OK);
+	assert_null(strstr(stdout_text, "--pid"));
+	/* but not over an error before it */
+	USAGE(RUN(&tool_full, "-p", "x", "-h"), "invalid PID");
+
+	assert_int_equal(RUN(&tool_full, "-V"), CLI_EXIT_OK);
+	assert_string_equal(stdout_text, "t " TOOLS_VERSION "\n");
+	assert_string_equal(rc.err, "");
+	assert_int_equal(RUN(&tool_full, "--version"), CLI_EXIT_OK);
+	assert_string_equal(stdout_text, "t " TOOLS_VERSION "\n");
+}
+
+/*
+ * Regression (was a bug): -h prints nothing. parse_opt() calls argp_state_help(), which
+ * glibc makes a no-op when the parse has ARGP_NO_ERRS, and cli_parse()
+ * passes ARGP_NO_ERRS.
+ */
+static void test_help_text(void **state)
+{
+	static const char *want[] = {
+		"Usage: t", "Summarise test latencies as a histogram.", "--pid=PID",
+		"--min=USECS", "--milliseconds", "--duration=SECONDS", "EXAMPLES:",
+	};
+
+	(void)state;
+	assert_int_equal(RUN(&tool_full, "-h"), CLI_EXIT_OK);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		CHECK(strstr(stdout_text, want[i]), "-h output lacks \"%s\" (stdout: \"%s\")",
+			  want[i], stdout_text);
+	CHECKS_END();
+}
+
+static void test_units(void **state)
+{
+	(void)state;
+	expect_run(RUN(&tool_full, "-m"));
+	assert_int_equal(rc.unit, UNIT_MSECS);
+	expect_run(RUN(&tool_full, "--milliseconds"));
+	assert_int_equal(rc.unit, UNIT_MSECS);
+	expect_run(RUN(&tool_full, "--ns"));
+	assert_int_equal(rc.unit, UNIT_NSECS);
+	expect_run(RUN0(&tool_full));
+	assert_int_equal(rc.unit, UNIT_USECS);
+}
+
+static void test_duration(void **state)
+{
+	(void)state;
+	expect_run(RUN(&tool_full, "--duration", "2.5"));
+	assert_true(rc.duration == 2.5);
+	expect_run(RUN(&tool_full, "--duration=10"));
+	assert_true(rc.duration == 10);
+	USAGE(RUN(&tool_full, "--duration", "0"), "invalid duration", "'0'");
+	USAGE(RUN(&tool_full, "--duration", "-1"), "invalid duration", "'-1'");
+	USAGE(RUN(&tool_full, "--duration", "abc"), "invalid duration", "'abc'");
+	USAGE(RUN(&tool_full, "1", "--duration", "5"), "--duration", "cannot be combined");
+}
+
+static void test_name(void **state)
+{
+	(void)state;
+	expect_run(RUN(&tool_full, "-n", "bash"));
+	assert_string_equal(rc.comm, "bash");
+	expect_run(RUN(&tool_full, "-n", "abcdefghijklmno")); /* 15: TASK_COMM_LEN - 1 */
+	assert_string_equal(rc.comm, "abcdefghijklmno");
+	USAGE(RUN(&tool_full, "-n", "abcdefghijklmnop"), "invalid name", "abcdefghijklmnop", "15");
+	USAGE(RUN(&tool_full, "--name", "a-very-long-command-name"), "invalid name");
+	USAGE(RUN(&tool_full, "-n", ""), "invalid name");
+}
+
+static void test_flags(void **state)
+{
+	(void)state;
+	expect_run(RUN(&tool_full, "-T", "-j", "-v", "--check", "--self-cost", "-c", "/sys/fs/cgroup/a"));
+	assert_true(rc.timestamp);
+	assert_true(rc.json);
+	assert_true(rc.verbose);
+	assert_true(rc.check);
+	assert_true(rc.self_cost);
+	assert_string_equal(rc.cgroup, "/sys/fs/cgroup/a");
+	expect_run(RUN(&tool_full, "-Tjv"));
+	assert_true(rc.timestamp && rc.json && rc.verbose);
+	/* the previous run's flags do not leak */
+	expect_run(RUN0(&tool_full));
+	assert_false(rc.timestamp || rc.json || rc.verbose);
+}
+
+static void test_btf(void **state)
+{
+	(void)state;
+	expect_run(RUN(&tool_full, "--btf", "/dev/null"));
+	assert_string_equal(rc.btf_path, "/dev/null");
+	USAGE(RUN(&tool_full, "--btf", "/nonexistent/vmlinux"), "cannot read BTF file",
+	      "/nonexistent/vmlinux");
+}
+
+static void test_tool_option(void **state)
+{
+	(void)state;
+	expect_run(RUN(&tool_full, "-L", "5"));
+	assert_int_equal(tool_min, 5);
+	expect_run(RUN(&tool_full, "--min=7", "-p", "1"));
+	assert_int_equal(tool_min, 7);
+	assert_int_equal(rc.pid, 1);
+	USAGE(RUN(&tool_full, "-L", "x"), "invalid minimum", "'x'");
+	/* the tool's validate runs after the shared checks */
+	USAGE(RUN(&tool_full, "-L", "5000", "-m"), "minimum too large");
+	expect_run(RUN(&tool_full, "-L", "5000"));
+	/* a shared option is never handed to the tool */
+	expect_run(RUN(&tool_full, "-p", "3", "-m", "-j", "--ns", "--duration", "1"));
+	assert_false(tool_saw_shared);
+}
+
+/* Once an error is recorded, later options do not overwrite it. */
+static void test_first_error_wins(void **state)
+{
+	(void)state;
+	USAGE(RUN(&tool_full, "-p", "abc", "-t", "x"), "invalid PID", "'abc'");
+	USAGE(RUN(&tool_full, "-p", "abc", "--bogus"), "invalid PID");
+	USAGE(RUN(&tool_full, "0", "--bogus"), "invalid interval");
+}
+
+/*
+ * Regression (was a bug): explain_bad_option() names state->argv[state->next - 1], but
+ * when getopt rejects a character that is not the last of its word, getopt
+ * has not moved on yet, so the message names the word before.
+ */
+static void test_bad_option_word(void **state)
+{
+	static const struct {
+		const char *args[3];
+		const char *want;
+	} cases[] = {
+		{ { "-0.5" }, "invalid interval" },	/* was: "unexpected argument 't'" */
+		{ { "-xm" }, "'-x" },			/* was: "unexpected argument 't'" */
+		{ { "-m", "-xj" }, "'-x" },		/* was: "unknown option '-m'" */
+		{ { "-xp" }, "unknown option" },	/* was: "unexpected argument 't'" */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		enum cli_result r = run_argv(&tool_full, cases[i].args);
+
+		assert_int_equal(r, CLI_USAGE);
+		CHECK(strstr(rc.err, cases[i].want), "%s%s%s: error \"%s\" lacks \"%s\"",
+			  cases[i].args[0], cases[i].args[1] ? " " : "",
+			  cases[i].args[1] ? cases[i].args[1] : "", rc.err, cases[i].want);
+	}
+	CHECKS_END();
+}
+
+/*
+ * Regression (was a bug): parse_pid(), parse_positive() and parse_count() reject a
+ * leading ' ' but not the other whitespace strtol()/strtod() skip.
+ */
+static void test_parse_leading_whitespace(void **state)
+{
+	static const char *ws[] = { "\t5", "\n5", "\v5", "\r5" };
+	pid_t pid;
+	double d;
+	long n;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(ws); i++) {
+		CHECK(parse_pid(ws[i], &pid) != 0, "parse_pid accepts \"\\x%02x5\"", ws[i][0]);
+		CHECK(parse_positive(ws[i], &d) != 0, "parse_positive accepts \"\\x%02x5\"", ws[i][0]);
+		CHECK(parse_count(ws[i], &n) != 0, "parse_count accepts \"\\x%02x5\"", ws[i][0]);
+	}
+	CHECKS_END();
+}
+
+static void test_parse_pid(void **state)
+{
+	static const char *bad[] = {
+		"", "0", "-1", "-0", "+1", " 1", "1 ", "1x", "x", "0x10", "2147483648",
+		"9223372036854775808", "1.0",
+	};
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(parse_pid("1", &pid), 0);
+	assert_int_equal(pid, 1);
+	assert_int_equal(parse_pid("2147483647", &pid), 0);
+	assert_int_equal(pid, 2147483647);
+	assert_int_equal(parse_pid("00042", &pid), 0);
+	assert_int_equal(pid, 42);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		pid = 777;
+		if (parse_pid(bad[i], &pid) == 0)
+			fail_msg("parse_pid accepted \"%s\"", bad[i]);
+		assert_int_equal(pid, 777); /* untouched on error */
+	}
+}
+
+static void test_parse_positive(void **state)
+{
+	static const char *bad[] = {
+		"", "0", "0.0", "-1", "-0.001", " 1", "1 ", "1s", "x", "inf", "-inf", "nan",
+		"infinity", "1e999", "1e-400",
+	};
+	double d;
+
+	(void)state;
+	assert_int_equal(parse_positive("1", &d), 0);
+	assert_true(d == 1);
+	assert_int_equal(parse_positive("0.25", &d), 0);
+	assert_true(d == 0.25);
+	assert_int_equal(parse_positive("1e3", &d), 0);
+	assert_true(d == 1000);
+	assert_int_equal(parse_positive(".5", &d), 0);
+	assert_true(d == 0.5);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		d = 777;
+		if (parse_positive(bad[i], &d) == 0)
+			fail_msg("parse_positive accepted \"%s\"", bad[i]);
+		assert_true(d == 777);
+	}
+}
+
+static void test_parse_count(void **state)
+{
+	static const char *bad[] = {
+		"", "0", "-1", " 1", "1 ", "1.5", "1e3", "x", "9223372036854775808",
+	};
+	long n;
+
+	(void)state;
+	assert_int_equal(parse_count("1", &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(parse_count("9223372036854775807", &n), 0);
+	assert_int_equal(n, 9223372036854775807L);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		n = 777;
+		if (parse_count(bad[i], &n) == 0)
+			fail_msg("parse_count accepted \"%s\"", bad[i]);
+		assert_int_equal(n, 777);
+	}
+}
+
+static void test_cli_error(void **state)
+{
+	struct run_config r;
+	char longer[600];
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(cli_error(&r, "bad %s %d", "thing", 42), EINVAL);
+	assert_string_equal(r.err, "bad thing 42");
+	/* truncated, never overflowing */
+	memset(longer, 'a', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	assert_int_equal(cli_error(&r, "%s", longer), EINVAL);
+	assert_int_equal(strlen(r.err), sizeof(r.err) - 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_pid),
+		cmocka_unit_test(test_pid_invalid),
+		cmocka_unit_test(test_pid_tid_conflict),
+		cmocka_unit_test(test_positional),
+		cmocka_unit_test(test_positional_invalid),
+		cmocka_unit_test(test_unknown_options),
+		cmocka_unit_test(test_missing_argument),
+		cmocka_unit_test(test_help_version),
+		cmocka_unit_test(test_help_text),
+		cmocka_unit_test(test_bad_option_word),
+		cmocka_unit_test(test_units),
+		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_name),
+		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_btf),
+		cmocka_unit_test(test_tool_option),
+		cmocka_unit_test(test_first_error_wins),
+		cmocka_unit_test(test_parse_pid),
+		cmocka_unit_test(test_parse_positive),
+		cmocka_unit_test(test_parse_count),
+		cmocka_unit_test(test_parse_leading_whitespace),
+		cmocka_unit_test(test_cli_error),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}

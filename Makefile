@@ -3,6 +3,7 @@
 TOOLS := readlat
 
 VERSION ?= 0.1.0
+SHELL := /bin/bash
 OUTPUT ?= build
 ARCH ?= x86
 PREFIX ?= /usr/local
@@ -56,7 +57,7 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(COMMON_HDRS) $(wildcard tools/*.h) 
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@
 
 $(OUTPUT)/common/%.o: common/%.c $(COMMON_HDRS) | $(OUTPUT)/common
 	$(call msg,CC,$@)

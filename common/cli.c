@@ -72,17 +72,33 @@ int cli_error(struct run_config *rc, const char *fmt, ...)
 	return EINVAL;
 }
 
-int parse_pid(const char *s, pid_t *out)
+/* A whole number in 1..max, nothing around it (strtol would skip spaces). */
+static int parse_whole(const char *s, long max, long *out)
 {
 	char *end;
 	long v;
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || v > INT_MAX || *s == '+' || isspace((unsigned char)*s))
+	if (errno || end == s || *end || v <= 0 || v > max || *s == '+' || isspace((unsigned char)*s))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_pid(const char *s, pid_t *out)
+{
+	long v;
+
+	if (parse_whole(s, INT_MAX, &v))
 		return -1;
 	*out = (pid_t)v;
 	return 0;
+}
+
+int parse_count(const char *s, long *out)
+{
+	return parse_whole(s, LONG_MAX, out);
 }
 
 int parse_positive(const char *s, double *out)
@@ -93,19 +109,6 @@ int parse_positive(const char *s, double *out)
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !isfinite(v) || v <= 0 || isspace((unsigned char)*s))
-		return -1;
-	*out = v;
-	return 0;
-}
-
-int parse_count(const char *s, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || isspace((unsigned char)*s))
 		return -1;
 	*out = v;
 	return 0;

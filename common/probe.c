@@ -193,8 +193,13 @@ int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object 
 			continue;
 		ps->links[i] = bpf_program__attach(bpf_object__find_program_by_name(obj, p->prog));
 		if (!ps->links[i]) {
-			libbpf_strerror(-errno, msg, sizeof(msg));
-			diag_error("cannot attach %s %s: %s", probe_kind_name(p->kind), p->target, msg);
+			int err = errno;
+
+			libbpf_strerror(-err, msg, sizeof(msg));
+			/* The kernel checks context reads against the record at attach. */
+			diag_error("cannot attach %s %s: %s%s", probe_kind_name(p->kind), p->target, msg,
+				   p->kind == PROBE_TRACEPOINT && err == EACCES ?
+				   " (the program reads past this tracepoint's record)" : "");
 			return -1;
 		}
 	}

@@ -5,13 +5,27 @@ BATS ?= bats
 
 $(OUTPUT)/tests/%: tests/workloads/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -static -pthread $< -o $@
+	$(Q)$(CC) $(CFLAGS) -static -pthread $< -o $@	# static: no loader reads at start
 
-workloads: $(WORKLOADS)
+# Test-only tools on the common runtime (e.g. one the verifier rejects).
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(OUTPUT)/tests/%,$(filter-out %.bpf.c,$(wildcard tests/tools/*.c)))
+
+$(OUTPUT)/tests/%.bpf.o: tests/tools/%.bpf.c $(BPF_HDRS) | $(OUTPUT)/tests
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/%.o: tests/tools/%.c $(OUTPUT)/tests/%.skel.h $(COMMON_HDRS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+workloads: $(WORKLOADS) $(TEST_TOOLS)
 
 -include tests/unit.mk
 
-bats-test: $(BINS) $(WORKLOADS)
-	$(Q)$(BATS) tests/
+# TAP from bats, then one closing line "bats: N passed, N failed, N skipped".
+bats-test: $(BINS) $(WORKLOADS) $(TEST_TOOLS)
+	$(Q)set -o pipefail; $(BATS) --tap tests/ | awk '{ print } \
+		/^ok .*# skip/ { s++; next } /^ok / { p++ } /^not ok / { f++ } \
+		END { printf "bats: %d passed, %d failed, %d skipped\n", p, f, s; exit f > 0 }'
 
 test: unit-test bats-test

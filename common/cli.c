@@ -21,6 +21,7 @@ enum {
 	OPT_SELF_COST,
 	OPT_NS,
 	OPT_BTF,
+	OPT_PROBE,
 };
 
 #define MAX_OPTIONS 64
@@ -44,6 +45,8 @@ static const struct argp_option shared_always[] = {
 	{ "timestamp", 'T', NULL, 0, "Timestamp each report", 3 },
 	{ "json", 'j', NULL, 0, "Newline-delimited JSON output", 3 },
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use where /sys/kernel/btf/vmlinux is missing", 4 },
+	{ "probe", OPT_PROBE, "KIND", 0,
+	  "Use only probes of this kind: tracepoint, fentry or kprobe (default: the best available)", 4 },
 	{ "check", OPT_CHECK, NULL, 0, "Check the environment and every probe, then exit", 4 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log and the probes chosen", 4 },
 	{ "self-cost", OPT_SELF_COST, NULL, 0,
@@ -150,6 +153,16 @@ static int parse_shared(int key, char *arg, struct cli_state *st)
 		if (access(arg, R_OK))
 			return cli_error(rc, "cannot read BTF file '%s': %s", arg, strerror(errno));
 		rc->btf_path = arg;
+		return 0;
+	case OPT_PROBE:
+		if (!strcmp(arg, "tracepoint"))
+			rc->probe_kind = PROBE_TRACEPOINT;
+		else if (!strcmp(arg, "fentry"))
+			rc->probe_kind = PROBE_FENTRY;
+		else if (!strcmp(arg, "kprobe"))
+			rc->probe_kind = PROBE_KPROBE;
+		else
+			return cli_error(rc, "invalid probe kind '%s': expected tracepoint, fentry or kprobe", arg);
 		return 0;
 	case 'T': rc->timestamp = true; return 0;
 	case 'j': rc->json = true; return 0;
@@ -310,6 +323,7 @@ enum cli_result cli_parse(const struct tool *t, int argc, char **argv, struct ru
 
 	memset(rc, 0, sizeof(*rc));
 	rc->unit = UNIT_USECS;
+	rc->probe_kind = -1;
 	memset(opts, 0, sizeof(opts));
 	n = append(opts, n, t->options);
 	if (t->shared & SHARED_FILTERS)

@@ -127,7 +127,7 @@ static bool first_of_event(const struct tool *t, int i)
 	return true;
 }
 
-static int select_event(const struct tool *t, struct probe_set *ps, int first)
+static int select_event(const struct tool *t, int only_kind, struct probe_set *ps, int first)
 {
 	char why[256] = "", tried[512] = "", name[128], desc[160];
 	const char *event = t->probes[first].event;
@@ -140,6 +140,12 @@ static int select_event(const struct tool *t, struct probe_set *ps, int first)
 		if (strcmp(p->event, event))
 			continue;
 		describe(p, desc, sizeof(desc));
+		if (only_kind >= 0 && p->kind != (enum probe_kind)only_kind) {
+			snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s%s not allowed by --probe",
+				 tried[0] ? "; " : "", desc);
+			fallback = true;
+			continue;
+		}
 		if (p->kind == PROBE_TRACEPOINT || p->kind == PROBE_KPROBE)
 			ps->needs_tracefs = true;
 		if (probe_available(p, why, sizeof(why))) {
@@ -154,17 +160,20 @@ static int select_event(const struct tool *t, struct probe_set *ps, int first)
 			 tried[0] ? "; " : "", why);
 		fallback = true;
 	}
+	if (only_kind >= 0 && !strstr(tried, "does not exist") && !strstr(tried, "refused"))
+		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "; no %s probe for it",
+			 probe_kind_name((enum probe_kind)only_kind));
 	check_row(name, CHECK_MISSING, "%s", tried);
 	return -1;
 }
 
-int probes_select(const struct tool *t, struct probe_set *ps)
+int probes_select(const struct tool *t, int only_kind, struct probe_set *ps)
 {
 	int err = 0;
 
 	for (int i = 0; i < t->nprobes && i < MAX_PROBES; i++)
 		if (first_of_event(t, i) && event_wanted(t, t->probes[i].event))
-			err |= select_event(t, ps, i);
+			err |= select_event(t, only_kind, ps, i);
 	return err;
 }
 

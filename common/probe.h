@@ -18,9 +18,9 @@ struct probe_set {
 
 const char *probe_kind_name(enum probe_kind kind);
 bool probe_available(const struct probe *p, char *why, size_t len);
-/* Pick one probe per wanted event and report each with check_row().
- * Returns 0 if every wanted event has a probe. */
-int probes_select(const struct tool *t, struct probe_set *ps);
+/* Pick one probe per wanted event (of kind only_kind, unless it is -1) and
+ * report each with check_row(). Returns 0 if every wanted event has one. */
+int probes_select(const struct tool *t, int only_kind, struct probe_set *ps);
 /* Load only the chosen programs. */
 int probes_autoload(const struct tool *t, const struct probe_set *ps, struct bpf_object *obj);
 int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object *obj);

@@ -226,11 +226,20 @@ static bool check_environment(struct session *s)
 		check_row("tracefs", CHECK_MISSING, "%s", why);
 		ok = false;
 	}
-	if (probes_select(t, &s->probes))
+	if (probes_select(t, s->rc->probe_kind, &s->probes))
 		ok = false;
 	if (t->features && t->features(s->rc))
 		ok = false;
 	return ok;
+}
+
+/* Whether probe selection found a probe for @event. */
+static bool probe_offered(const struct session *s, const char *event)
+{
+	for (int i = 0; i < s->tool->nprobes; i++)
+		if (s->probes.chosen[i] && !strcmp(s->tool->probes[i].event, event))
+			return true;
+	return false;
 }
 
 /* A one-line reason for the first failed row, for a normal run. */
@@ -249,8 +258,16 @@ static int environment_error(struct session *s)
 		for (int i = 0; i < s->tool->nprobes; i++) {
 			const struct probe *p = &s->tool->probes[i];
 
-			if ((!s->tool->wants || s->tool->wants(p->event)) &&
-			    !probe_available(p, why, sizeof(why))) {
+			if (s->tool->wants && !s->tool->wants(p->event))
+				continue;
+			if (s->rc->probe_kind >= 0 && p->kind != (enum probe_kind)s->rc->probe_kind &&
+			    !probe_offered(s, p->event)) {
+				diag_error("no %s probe for '%s' (--probe %s); see --check",
+					   probe_kind_name((enum probe_kind)s->rc->probe_kind), p->event,
+					   probe_kind_name((enum probe_kind)s->rc->probe_kind));
+				return EXIT_RUNTIME;
+			}
+			if (!probe_offered(s, p->event) && !probe_available(p, why, sizeof(why))) {
 				diag_error("%s; no other probe for '%s' works here (see --check)",
 					   why, p->event);
 				return EXIT_RUNTIME;

@@ -34,6 +34,7 @@ struct run_config {
 	long count;			/* reports, 0 = until stopped */
 	double duration;		/* seconds, 0 = until stopped */
 	const char *btf_path;		/* --btf: kernel BTF for CO-RE */
+	int probe_kind;			/* --probe: only this enum probe_kind, or -1 */
 	bool timestamp, json, check, verbose, self_cost;
 	enum hist_unit unit;
 	char err[256];			/* a usage error, for the user */

@@ -41,7 +41,7 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all clean test unit-test bats-test install vmlinux workloads
+.PHONY: all clean test unit-test bats-test install vmlinux workloads bench vm-test
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -86,3 +86,4 @@ clean:
 	$(Q)rm -rf $(OUTPUT)
 
 include tests/tests.mk
+include bench/bench.mk

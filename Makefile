@@ -15,9 +15,11 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
 
+# CFLAGS/CPPFLAGS/LDFLAGS are the user's (make CFLAGS=...); what the code
+# needs is added apart so that overriding them cannot drop it.
 CFLAGS ?= -O2 -g
-CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DTOOLS_VERSION='"$(VERSION)"'
-CPPFLAGS += -Icommon -Itools -I$(OUTPUT)
+override CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DTOOLS_VERSION='"$(VERSION)"'
+override CPPFLAGS += -Icommon -Itools -I$(OUTPUT)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Icommon -Ibpf -Itools
 

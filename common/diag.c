@@ -15,6 +15,9 @@
 #include "diag.h"
 #include "tool.h"
 
+#ifndef SECURITYFS_MAGIC
+#define SECURITYFS_MAGIC 0x73636673
+#endif
 #ifndef TRACEFS_MAGIC
 #define TRACEFS_MAGIC 0x74726163
 #endif
@@ -190,9 +193,12 @@ const char *diag_lockdown(void)
 	static char level[32];
 	char buf[128], *open_b, *close_b;
 	FILE *f = fopen("/sys/kernel/security/lockdown", "r");
+	struct statfs sfs;
 
+	/* No file on securityfs: no lockdown LSM. No securityfs: cannot tell. */
 	if (!f)
-		return "none";
+		return statfs("/sys/kernel/security", &sfs) == 0 && sfs.f_type == SECURITYFS_MAGIC ?
+		       "none" : "unknown (securityfs not mounted)";
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = '\0';
 	fclose(f);

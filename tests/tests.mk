@@ -28,4 +28,7 @@ bats-test: $(BINS) $(WORKLOADS) $(TEST_TOOLS)
 		/^ok .*# skip/ { s++; next } /^ok / { p++ } /^not ok / { f++ } \
 		END { printf "bats: %d passed, %d failed, %d skipped\n", p, f, s; exit f > 0 }'
 
-test: unit-test bats-test
+-include tests/vm/vm.mk
+
+# Unit tests, then the tools on this kernel, then on Debian 12's 6.1 in a VM.
+test: unit-test bats-test vm-test

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Shared by the guest tests (busybox ash: no bash, no arrays, no jq).
+# The guest's counterpart of tests/helpers.bash: start workloads and tools
+# in the background, wait for them by what they print (never blind sleeps),
+# bound every wait, and fail with a one-line reason.
+#
+# A test is a function test_NAME in /vmtest/<file>.sh, run by /init in its
+# own shell with $T its empty working directory. It passes if it returns 0;
+# it fails with `fail "why"` (or any non-zero return). Every background
+# process started here is recorded in $T/.jobs and killed after the test.
+
+BUILD=/build
+LOAD=$BUILD/tests/readload
+BPFLS=$BUILD/vm/bpfls
+WAIT_SECS=${WAIT_SECS:-20}	# bound on any wait for a line or an exit
+TOOL_SECS=${TOOL_SECS:-40}	# hard bound on one tool or workload run
+
+# fail WHY: end the test, WHY is its one-line detail.
+fail() {
+	echo "$*" >> "$T/.detail"
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+job() { echo "$1" >> "$T/.jobs"; }
+
+# alive PID: it exists and is not a zombie.
+alive() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# wait_for FILE REGEX: until a line of FILE matches, at most WAIT_SECS.
+wait_for() {
+	local i=0
+	while [ "$i" -lt $((WAIT_SECS * 10)) ]; do
+		grep -qE -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fail "timed out after ${WAIT_SECS}s waiting for /$2/ in ${1##*/}"
+}
+
+# wait_exit PID: until that child has exited, at most WAIT_SECS; returns
+# its exit status.
+wait_exit() {
+	local i=0
+	while alive "$1" && [ "$i" -lt $((WAIT_SECS * 10)) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	alive "$1" && fail "process $1 did not exit within ${WAIT_SECS}s"
+	wait "$1"
+}
+
+# run CMD...: run it to completion (bounded); STATUS, output in $T/run.out
+# (stdout and stderr), stdout alone in $T/run.stdout.
+run() {
+	timeout -s KILL "$TOOL_SECS" "$@" > "$T/run.stdout" 2> "$T/run.stderr"
+	STATUS=$?
+	cat "$T/run.stdout" "$T/run.stderr" > "$T/run.out"
+}
+
+# start_load NAME [readload options]: a workload parked before its reads;
+# sets NAME_PID, NAME_TIDS and NAME_FDS (comma-separated), NAME_JOB.
+# busybox timeout execs the program in place: NAME_JOB is its pid.
+start_load() {
+	local name=$1 pid line
+	shift
+	rm -f "$T/$name.out"	# never wait on the previous round's lines
+	timeout -s KILL "$TOOL_SECS" "$LOAD" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
+	pid=$!
+	job "$pid"
+	eval "${name}_JOB=$pid"
+	wait_for "$T/$name.out" '^pid='
+	line=$(head -n1 "$T/$name.out")
+	eval "${name}_PID=$(echo "$line" | sed -E 's/.*pid=([0-9]+).*/\1/')"
+	eval "${name}_TIDS=$(echo "$line" | sed -E 's/.*tids=([0-9,]+).*/\1/')"
+	eval "${name}_FDS=$(echo "$line" | sed -E 's/.*fds=([-0-9,]+).*/\1/')"
+	eval "[ \"\$${name}_PID\" = $pid ]" || fail "workload $name: pid= line says $(eval echo \$${name}_PID), job is $pid"
+}
+
+# nth LIST N: the Nth (from 1) item of a comma-separated list.
+nth() { echo "$1" | cut -d, -f"$2"; }
+
+# go: release every parked workload; finish: let them exit after their reads.
+go() { touch "$T/go"; }
+finish() { touch "$T/hold"; }
+
+# wait_loads NAME...: until each workload has done its reads and exited 0.
+wait_loads() {
+	local n j
+	finish
+	for n in "$@"; do
+		eval "j=\$${n}_JOB"
+		wait_exit "$j" || fail "workload $n exited with status $?: $(tail -n1 "$T/$n.out")"
+	done
+}
+
+# rearm: a second round of workloads in the same test.
+rearm() { rm -f "$T/go" "$T/hold"; }
+
+# start_tool TOOL [args]: run $BUILD/TOOL in the background (stdout to
+# $T/out, stderr to $T/err), killed after TOOL_SECS whatever happens, and
+# wait until it has attached. Signals sent by tests reach the tool itself.
+start_tool() {
+	local tool=$1
+	shift
+	rm -f "$T/out" "$T/err"	# never wait on the previous run's lines
+	timeout -s KILL "$TOOL_SECS" "$BUILD/$tool" "$@" > "$T/out" 2> "$T/err" &
+	TOOL_JOB=$!
+	job "$TOOL_JOB"
+	wait_for "$T/err" 'Hit Ctrl-C to end'
+}
+
+# tool_wait: until the tool exits by itself; TOOL_STATUS.
+tool_wait() {
+	TOOL_STATUS=0
+	wait_exit "$TOOL_JOB" || TOOL_STATUS=$?
+}
+
+# stop_tool [SIGNAL]: end it like a user would; TOOL_STATUS.
+stop_tool() {
+	kill "-${1:-INT}" "$TOOL_JOB" 2>/dev/null
+	tool_wait
+}
+
+# expect_status WANT: the tool's (or run's, with a second argument) status.
+expect_status() {
+	local got=${2:-$TOOL_STATUS}
+	[ "$got" = "$1" ] || fail "exit status $got, want $1"
+}
+
+# expect_eq WHAT GOT WANT / expect_ge WHAT GOT MIN
+expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
+expect_ge() { [ -n "$2" ] && [ "$2" -ge "$3" ] 2>/dev/null || fail "$1: got '$2', want >= $3"; }
+
+# expect_line FILE REGEX / expect_no_line FILE REGEX (extended regex, FILE
+# relative to $T)
+expect_line() { grep -qE -- "$2" "$T/$1" || fail "no line of $1 matches /$2/"; }
+expect_no_line() { ! grep -qE -- "$2" "$T/$1" || fail "a line of $1 matches /$2/: $(grep -E -- "$2" "$T/$1" | head -n1)"; }
+
+# expect_lines FILE REGEX N: exactly N lines of FILE match.
+expect_lines() { expect_eq "lines of $1 matching /$2/" "$(grep -cE -- "$2" "$T/$1")" "$3"; }
+
+# summary_field NAME [FILE]: a number of the last text summary line
+# ("count 50, avg ..., errors 0").
+summary_field() {
+	grep -E '^count ' "$T/${2:-out}" | tail -n1 | grep -oE "(^|, )$1 [0-9.]+" | grep -oE '[0-9.]+$'
+}
+
+# hist_row LO HI [FILE]: the count of the text histogram's row "LO -> HI".
+hist_row() {
+	awk -v lo="$1" -v hi="$2" '$1 == lo && $2 == "->" && $3 == hi { print $5; exit }' "$T/${3:-out}"
+}
+
+# jfield NAME [REGEX [FILE]]: a top-level number or string field of the
+# first JSON line of FILE (default out) that matches REGEX (default any).
+jfield() {
+	grep -E -- "^\{.*${2:-}" "$T/${3:-out}" | head -n1 |
+		grep -oE "\"$1\":(-?[0-9.]+|\"[^\"]*\")" | head -n1 | cut -d: -f2- | tr -d '"'
+}
+
+# expect_range WHAT VALUE LO HI: LO <= VALUE < HI (decimals allowed).
+expect_range() {
+	awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v != "" && v + 0 >= lo && v + 0 < hi) }' ||
+		fail "$1: got '$2', want in [$3, $4)"
+}
+
+# BPF objects: bpf_snapshot FILE records every loaded program and map;
+# bpf_new FILE prints those loaded now and not then (ids are never reused).
+bpf_snapshot() { "$BPFLS" > "$T/$1" || fail "bpfls failed"; }
+bpf_new() {
+	"$BPFLS" > "$T/bpf.now" || fail "bpfls failed"
+	if [ -s "$T/$1" ]; then
+		grep -vxF -f "$T/$1" "$T/bpf.now"
+	else
+		cat "$T/bpf.now"
+	fi
+}
+
+# expect_no_leak FILE: nothing loaded since bpf_snapshot FILE, within 5 s
+# (the kernel frees programs and maps of a closed fd asynchronously).
+expect_no_leak() {
+	local i=0
+	while [ "$i" -lt 50 ]; do
+		[ -z "$(bpf_new "$1")" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fail "BPF objects left loaded: $(bpf_new "$1" | tr '\n' ' ')"
+}

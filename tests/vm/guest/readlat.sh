@@ -1,0 +1,357 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# readlat in the test VM, against readload (a known number of reads of a
+# known latency): the bats suite's kernel-facing tests, in busybox sh, on
+# the text output (plus a few JSON fields read with grep).
+
+# 3 ms per read: the log2 row 2048 -> 4095 us holds it. Under TCG the
+# wakeup of the reader adds ~0.1-0.5 ms (measured: avg ~3200 us, max ~5600).
+DELAY=3000
+
+test_pid_text() {
+	start_load A --reads 40 --delay-us $DELAY
+	start_tool readlat -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait		# ends by itself when the process exits
+	expect_status 0
+	expect_line out '^ +usecs +: count +distribution$'
+	expect_line out '^ +[0-9]+ -> [0-9]+ +: [0-9]+ +\|[* ]{40}\|$'
+	expect_eq count "$(summary_field count)" 40
+	expect_eq errors "$(summary_field errors)" 0
+	expect_ge "row 2048 -> 4095 (of 40)" "$(hist_row 2048 4095)" 21
+	expect_line err "process $A_PID exited"
+}
+
+test_pid_json() {
+	start_load A --reads 30 --delay-us $DELAY
+	start_tool readlat -j -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	expect_status 0
+	expect_lines out '^\{' 1
+	expect_eq tool "$(jfield tool)" readlat
+	expect_eq unit "$(jfield unit)" usecs
+	expect_eq count "$(jfield count)" 30
+	expect_eq errors "$(jfield errors)" 0
+	expect_range p50 "$(jfield p50)" 2048 4096
+}
+
+test_units_ms_ns() {
+	start_load A --reads 15 --delay-us $DELAY
+	start_tool readlat -j -m -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	expect_eq unit "$(jfield unit)" msecs
+	expect_eq count "$(jfield count)" 15
+	expect_range "p50 (ms)" "$(jfield p50)" 2 4
+
+	rearm
+	start_load B --reads 15 --delay-us $DELAY
+	start_tool readlat -j --ns -p "$B_PID"
+	go
+	wait_loads B
+	tool_wait
+	expect_eq unit "$(jfield unit)" nsecs
+	expect_eq count "$(jfield count)" 15
+	expect_range "p50 (ns)" "$(jfield p50)" 2097152 4194304
+}
+
+test_pid_excludes_others() {
+	start_load A --reads 30 --delay-us 2000
+	start_load B --reads 50 --delay-us 1000
+	start_tool readlat -p "$A_PID"
+	go
+	wait_loads A B
+	tool_wait
+	expect_eq count "$(summary_field count)" 30
+}
+
+test_tid() {
+	start_load A --threads 2 --reads 25 --delay-us 2000
+	tid=$(nth "$A_TIDS" 1)
+	start_tool readlat -t "$tid"
+	go
+	tool_wait		# the thread exits before the process (held)
+	expect_status 0
+	expect_eq count "$(summary_field count)" 25
+	expect_line err "thread $tid exited"
+	wait_loads A
+}
+
+test_comm() {
+	start_load A --reads 25 --delay-us 2000 --comm rl_alpha
+	start_load B --reads 35 --delay-us 1000 --comm rl_beta
+	start_tool readlat -n rl_alpha
+	go
+	wait_loads A B
+	stop_tool INT
+	expect_status 0
+	expect_eq count "$(summary_field count)" 25
+}
+
+test_cgroup() {
+	cg=/sys/fs/cgroup/readlat-vmtest
+	mkdir "$cg" || fail "cannot create $cg"
+	start_load A --reads 15 --delay-us 2000
+	start_load B --reads 33 --delay-us 1000
+	echo "$A_PID" > "$cg/cgroup.procs" || fail "cannot move $A_PID into $cg"
+	start_tool readlat -c "$cg"
+	go
+	wait_loads A B
+	stop_tool INT
+	rmdir "$cg"
+	expect_status 0
+	expect_eq count "$(summary_field count)" 15
+}
+
+test_per_process() {
+	start_load A --reads 20 --delay-us 2000 --comm rl_p1
+	start_load B --reads 30 --delay-us 1000 --comm rl_p2
+	start_tool readlat -j -P
+	go
+	wait_loads A B
+	stop_tool INT
+	expect_lines out "\"pid\":$A_PID," 1
+	expect_eq "A comm" "$(jfield comm "\"pid\":$A_PID,")" rl_p1
+	expect_eq "A count" "$(jfield count "\"pid\":$A_PID,")" 20
+	expect_eq "B comm" "$(jfield comm "\"pid\":$B_PID,")" rl_p2
+	expect_eq "B count" "$(jfield count "\"pid\":$B_PID,")" 30
+}
+
+test_per_fd() {
+	start_load A --threads 2 --reads 15 --delay-us 2000
+	start_tool readlat -j -F -p "$A_PID"
+	go
+	wait_for "$T/A.out" '^done'	# reads over, process held: paths resolve
+	stop_tool INT
+	expect_lines out '^\{' 2
+	for fd in $(echo "$A_FDS" | tr , ' '); do
+		key="\"pid\":$A_PID,[^}]*\"fd\":$fd,"
+		expect_eq "fd $fd count" "$(jfield count "$key")" 15
+		expect_line out "$key\"path\":\"pipe:"
+	done
+}
+
+test_slower() {
+	start_load A --reads 10 --delay-us $DELAY
+	start_tool readlat --slower 2000 -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	expect_status 0
+	expect_line out '^TIME +PID +TID +COMM +FD +BYTES +LAT\(us\)$'
+	# All 10 reads are seen. The first may be quicker than the delay: the
+	# reader and the writer threads start apart (poll every 200 us, and
+	# TCG schedules coarsely): so 9 or 10 reads over 2 ms, each printed.
+	expect_line err '^(9|10) of 10 reads took 2000 usecs or longer; 0 failed; 0 lost$'
+	slow=$(sed -nE 's/^([0-9]+) of 10 reads.*/\1/p' "$T/err")
+	expect_lines out "^[0-9:]{8} +$A_PID +$(nth "$A_TIDS" 1) +readload +$(nth "$A_FDS" 1) +1 +[0-9.]+$" "$slow"
+	expect_lines out . $((slow + 1))
+	awk 'NR > 1 && $7 < 2000 { exit 1 }' "$T/out" || fail "a line under 2000 us"
+}
+
+test_failed_reads() {
+	start_load A --source badfd --reads 7
+	start_tool readlat -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	expect_status 0
+	expect_eq count "$(summary_field count)" 0
+	expect_eq errors "$(summary_field errors)" 7
+
+	rearm
+	start_load B --source badfd --reads 7
+	start_tool readlat --errors -p "$B_PID"
+	go
+	wait_loads B
+	tool_wait
+	expect_eq "count with --errors" "$(summary_field count)" 7
+	expect_eq "errors with --errors" "$(summary_field errors)" 7
+}
+
+test_syscalls() {
+	for sc in pread64 readv preadv; do
+		rearm
+		start_load A --source zero --syscall "$sc" --reads 40
+		start_tool readlat -s "$sc" -p "$A_PID"
+		go
+		wait_loads A
+		tool_wait
+		expect_status 0
+		expect_eq "-s $sc: count" "$(summary_field count)" 40
+
+		rearm
+		start_load B --source zero --syscall "$sc" --reads 40
+		start_tool readlat -p "$B_PID"
+		go
+		wait_loads B
+		tool_wait
+		expect_eq "$sc without -s: count" "$(summary_field count)" 0
+	done
+}
+
+test_interval_count() {
+	run "$BUILD/readlat" -j 0.2 3
+	expect_status 0 "$STATUS"
+	expect_lines run.stdout '^\{' 3
+}
+
+test_duration() {
+	run "$BUILD/readlat" -j --duration 0.5
+	expect_status 0 "$STATUS"
+	expect_lines run.stdout '^\{' 1
+}
+
+test_sigterm_sigint() {
+	start_load A --reads 12 --delay-us 1000 --comm rl_term
+	start_tool readlat -n rl_term 3600
+	go
+	wait_loads A
+	stop_tool TERM
+	expect_status 0
+	expect_eq count "$(summary_field count)" 12
+
+	start_tool readlat -n rl_none 3600
+	stop_tool INT
+	expect_status 0
+	expect_line out '^count 0'
+}
+
+test_check() {
+	run "$BUILD/readlat" --check -s read,pread64,readv,preadv,preadv2
+	expect_status 0 "$STATUS"
+	expect_line run.out '^privileges +ok '
+	expect_line run.out '^kernel lockdown +ok +none$'
+	expect_line run.out '^kernel BTF +ok +/sys/kernel/btf/vmlinux$'
+	expect_line run.out '^tracefs +ok +/sys/kernel/tracing$'
+	for sc in read pread64 readv preadv preadv2; do
+		expect_line run.out "^probe sys_enter_$sc +ok +tracepoint syscalls/sys_enter_$sc\$"
+		expect_line run.out "^probe sys_exit_$sc +ok +tracepoint syscalls/sys_exit_$sc\$"
+	done
+	expect_line run.out '^start-time store +ok +task storage$'
+	expect_eq "last line" "$(tail -n1 "$T/run.out")" "readlat can run on this system"
+}
+
+test_probe_tracepoint() {
+	run "$BUILD/readlat" --check --probe tracepoint
+	expect_status 0 "$STATUS"
+	expect_line run.out '^probe sys_enter_read +ok +tracepoint syscalls/sys_enter_read$'
+
+	start_load A --reads 20 --delay-us $DELAY
+	start_tool readlat --probe tracepoint -v -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	expect_status 0
+	expect_eq count "$(summary_field count)" 20
+}
+
+test_probe_kprobe_fentry() {
+	for kind in kprobe fentry; do
+		run "$BUILD/readlat" --probe "$kind" --duration 0.2
+		expect_status 1 "$STATUS"
+		expect_lines run.out . 1
+		expect_line run.out "^readlat: no $kind probe for 'sys_enter_read' \(--probe $kind\); see --check$"
+
+		run "$BUILD/readlat" --check --probe "$kind"
+		expect_status 1 "$STATUS"
+		expect_line run.out "^probe sys_enter_read +missing +tracepoint syscalls/sys_enter_read not allowed by --probe; no $kind probe for it$"
+	done
+}
+
+test_tracefs_mounted_by_tool() {
+	run unshare -m sh -c "umount /sys/kernel/tracing && ! [ -e /sys/kernel/tracing/events ] && exec '$BUILD/readlat' --check"
+	expect_status 0 "$STATUS"
+	expect_line run.out '^tracefs +ok +/sys/kernel/tracing \(mounted it\)$'
+	run unshare -m sh -c "umount /sys/kernel/tracing && exec '$BUILD/readlat' -j --duration 0.3"
+	expect_status 0 "$STATUS"
+	expect_line run.stdout '"count":'
+}
+
+test_missing_tracepoint() {
+	run unshare -m sh -c "mount -t tmpfs none /sys/kernel/tracing/events/syscalls/sys_enter_preadv && exec '$BUILD/readlat' -s read,preadv"
+	expect_status 1 "$STATUS"
+	expect_eq output "$(cat "$T/run.out")" "readlat: tracepoint syscalls/sys_enter_preadv does not exist on this kernel; no other probe for 'sys_enter_preadv' works here (see --check)"
+	run unshare -m sh -c "mount -t tmpfs none /sys/kernel/tracing/events/syscalls/sys_enter_preadv && exec '$BUILD/readlat' --check -s read,preadv"
+	expect_status 1 "$STATUS"
+	expect_line run.out '^probe sys_enter_preadv +missing +tracepoint syscalls/sys_enter_preadv does not exist'
+}
+
+test_no_btf_fallback() {
+	start_load A --reads 30 --delay-us 2000
+	rm -f "$T/out" "$T/err"
+	unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec timeout -s KILL $TOOL_SECS '$BUILD/readlat' -v -p $A_PID" > "$T/out" 2> "$T/err" &
+	TOOL_JOB=$!
+	job "$TOOL_JOB"
+	wait_for "$T/err" 'Hit Ctrl-C to end'
+	expect_line err 'start-time store: fallback \(LRU hash by thread id'
+	go
+	wait_loads A
+	tool_wait
+	expect_status 0
+	expect_eq count "$(summary_field count)" 30
+	expect_range p50 "$(summary_field p50)" 1024 4096
+
+	run unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec '$BUILD/readlat' --check"
+	expect_status 0 "$STATUS"
+	expect_line run.out '^kernel BTF +fallback '
+}
+
+test_self_cost() {
+	start_load A --reads 20 --delay-us 1000
+	start_tool readlat --self-cost -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	expect_status 0
+	expect_line err '^self-cost'
+	expect_line err '^enter_read +[0-9]+ +[0-9.]+$'
+	expect_ge "exit_read runs" "$(awk '$1 == "exit_read" { print $2 }' "$T/err")" 20
+}
+
+test_pid_errors() {
+	pid=$(($(cat /proc/sys/kernel/pid_max) + 1))
+	run "$BUILD/readlat" -p "$pid"
+	expect_status 1 "$STATUS"
+	expect_eq output "$(cat "$T/run.out")" "readlat: no process with PID $pid"
+	run "$BUILD/readlat" -t "$pid"
+	expect_status 1 "$STATUS"
+	expect_eq output "$(cat "$T/run.out")" "readlat: no thread with TID $pid"
+
+	start_load A --threads 2 --reads 1
+	run "$BUILD/readlat" -p "$(nth "$A_TIDS" 2)"
+	expect_status 1 "$STATUS"
+	expect_line run.out "is a thread of process $A_PID"
+}
+
+test_closed_pipe() {
+	run sh -c "'$BUILD/readlat' -T 0.1 2>'$T/err' | head -n 1"
+	expect_status 0 "$STATUS"
+	grep -v 'Hit Ctrl-C to end' "$T/err" > "$T/err.rest"
+	[ ! -s "$T/err.rest" ] || fail "stderr: $(head -n1 "$T/err.rest")"
+}
+
+# Nothing of readlat stays loaded after it exits, whatever ended it (the
+# guest has no bpftool: bpfls lists programs and maps through bpf()).
+test_no_leak() {
+	bpf_snapshot bpf.before
+	start_tool readlat -P -s read,readv
+	bpf_new bpf.before > "$T/bpf.running"
+	expect_line bpf.running '^prog [0-9]+ enter_read$'	# bpfls sees them
+	expect_line bpf.running '^map [0-9]+ '
+	stop_tool TERM
+	expect_status 0
+	expect_no_leak bpf.before
+
+	run "$BUILD/readlat" --duration 0.2
+	expect_status 0 "$STATUS"
+	expect_no_leak bpf.before
+
+	start_tool readlat --slower 1
+	kill -KILL "$TOOL_JOB"
+	tool_wait
+	expect_no_leak bpf.before
+}

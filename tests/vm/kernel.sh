@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# kernel.sh PACKAGE DIR: fetch a Debian kernel image package into DIR without
+# installing it, and check that its config has what the tools need.
+#
+# PACKAGE is a meta-package (linux-image-cloud-amd64), resolved to the image
+# package it depends on, or an image package itself. Leaves DIR/vmlinuz
+# (a symlink into DIR/boot), DIR/config and DIR/package ("NAME VERSION").
+# A .deb already in DIR is reused: nothing is downloaded twice.
+set -euo pipefail
+
+meta=$1
+dir=$2
+# What the guest needs from the kernel: BPF and its tracing probes, BTF, and
+# booting from an initramfs on a serial console without modules.
+NEEDED="BPF_SYSCALL BPF_EVENTS DEBUG_INFO_BTF KPROBES FTRACE_SYSCALLS
+	BLK_DEV_INITRD RD_GZIP DEVTMPFS SERIAL_8250 SERIAL_8250_CONSOLE"
+
+die() { echo "vm: $*" >&2; exit 1; }
+
+command -v dpkg-deb >/dev/null || die "dpkg-deb not found (a Debian host is needed to fetch the kernel)"
+mkdir -p "$dir"
+cd "$dir"
+
+deb=$(ls -1 linux-image-*.deb 2>/dev/null | head -n1 || true)
+if [ -z "$deb" ]; then
+	case $meta in
+	linux-image-[0-9]*) pkg=$meta ;;
+	*)
+		pkg=$(apt-cache depends "$meta" 2>/dev/null |
+			awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }')
+		[ -n "$pkg" ] || die "cannot resolve $meta to a kernel image package (try: apt-get update)"
+		;;
+	esac
+	echo "vm: downloading $pkg (from $meta)" >&2
+	tmp=$(mktemp -d dl.XXXXXX)
+	# Downloaded as root into a directory _apt cannot write: say so to apt.
+	if ! (cd "$tmp" && apt-get -q -o APT::Sandbox::User=root download "$pkg" >&2); then
+		rm -rf "$tmp"
+		die "apt-get download $pkg failed (stale package lists? try: apt-get update)"
+	fi
+	mv "$tmp"/*.deb .
+	rmdir "$tmp"
+	deb=$(ls -1 linux-image-*.deb | head -n1)
+fi
+
+# Only boot/ is used: the guest loads no modules (see the README).
+rm -rf boot lib usr
+dpkg-deb -x "$deb" .
+rm -rf lib usr
+vmlinuz=$(ls -1 boot/vmlinuz-* | head -n1)
+config=$(ls -1 boot/config-* | head -n1)
+[ -f "$vmlinuz" ] && [ -f "$config" ] || die "$deb has no boot/vmlinuz-* or boot/config-*"
+
+missing=
+for opt in $NEEDED; do
+	grep -qx "CONFIG_$opt=y" "$config" || missing="$missing CONFIG_$opt"
+done
+[ -z "$missing" ] || die "$config lacks (as =y):$missing"
+
+printf '%s %s\n' "$(dpkg-deb -f "$deb" Package)" "$(dpkg-deb -f "$deb" Version)" > package
+ln -sf "$config" config
+ln -sf "$vmlinuz" vmlinuz	# last: the make target
+echo "vm: kernel $(cat package): $dir/$vmlinuz" >&2

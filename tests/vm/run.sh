@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# run.sh KERNEL INITRD LOG: boot the test VM under qemu (TCG, no KVM needed)
+# with a hard timeout, the serial console captured in LOG; then print the
+# guest's result lines and, last, "vm: N passed, M failed". Exit 0 only if
+# every test passed and the guest reported "VMTEST done".
+#
+# Environment: VM_TIMEOUT (seconds, default 300), VM_TESTS (guest test
+# files or tests to run, e.g. "readlat runtime.verifier_log"; default all),
+# QEMU, VM_ACCEL, VM_MEM, VM_SMP, VM_APPEND (more kernel command line).
+set -uo pipefail
+
+kernel=$1 initrd=$2 log=$3
+timeout_s=${VM_TIMEOUT:-300}
+qemu=${QEMU:-qemu-system-x86_64}
+# A hung guest kernel powers off at once (softlockup_panic, panic=-1 with
+# -no-reboot) rather than waiting for the timeout.
+append="console=ttyS0 panic=-1 softlockup_panic=1 quiet ${VM_APPEND:-}"
+# shellcheck disable=SC2086 # split and rejoin: any spacing, commas between
+tests=$(echo ${VM_TESTS:-} | tr ' ' ,)
+[ -n "$tests" ] && append="$append vmtest.only=$tests"
+
+command -v "$qemu" >/dev/null || { echo "vm: $qemu not found (apt-get install qemu-system-x86)" >&2; exit 1; }
+
+pkg=$(cat "$(dirname "$kernel")/package" 2>/dev/null || echo "?")
+echo "vm: booting $pkg under $qemu (TCG), timeout ${timeout_s}s, console in $log" >&2
+start=$(date +%s)
+# -nodefaults: no NIC (no iPXE ROM to wait for), no VGA; the console is
+# the first serial port, on stdout. Nothing is read from stdin.
+# thread=single: both vCPUs on one host thread. Multi-threaded TCG (the
+# default) hangs the guest now and then when the kernel patches its own
+# code while the other vCPU runs it, as it does each time a tracepoint is
+# enabled or disabled: both vCPUs loop on the int3 of text_poke_bp in
+# syscall_trace_enter (soft lockup, see tests/vm/README.md).
+timeout -k 10 "$timeout_s" "$qemu" \
+	-machine q35 -accel "${VM_ACCEL:-tcg,thread=single}" -m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}" \
+	-nographic -nodefaults -no-user-config -serial stdio -monitor none -no-reboot \
+	-kernel "$kernel" -initrd "$initrd" -append "$append" \
+	< /dev/null > "$log" 2>&1
+rc=$?
+secs=$(($(date +%s) - start))
+
+# The console has CRLF line ends and may start lines with terminal escapes.
+results=$(tr -d '\r' < "$log" | sed -n 's/^.*\(VMTEST .*\)$/\1/p')
+extra=
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	extra="not ok vm.boot: timed out after ${timeout_s}s (VM_TIMEOUT); console in $log"
+elif ! grep -qE '^VMTEST done [0-9]+ passed, [0-9]+ failed$' <<<"$results"; then
+	extra="not ok vm.boot: the guest never said 'VMTEST done' (qemu exit status $rc); console in $log"
+fi
+
+sed -n 's/^VMTEST \(ok .*\|not ok .*\|# .*\|info .*\)$/\1/p' <<<"$results"
+passed=$(grep -c '^VMTEST ok ' <<<"$results")
+failed=$(grep -c '^VMTEST not ok ' <<<"$results")
+done_line=$(grep -E '^VMTEST done ' <<<"$results" | tail -n1)
+if [ -z "$extra" ] && [ "$done_line" != "VMTEST done $passed passed, $failed failed" ]; then
+	extra="not ok vm.results: the guest said '${done_line#VMTEST }' but the console shows $passed ok, $failed not ok"
+fi
+if [ -z "$extra" ] && [ "$passed" -eq 0 ]; then
+	extra="not ok vm.results: no test ran"
+fi
+if [ -n "$extra" ]; then
+	echo "$extra"
+	failed=$((failed + 1))
+	echo "vm: last lines of the console:" >&2
+	tr -d '\r' < "$log" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' | tail -n 25 | sed 's/^/    /' >&2
+fi
+echo "vm: ${secs}s in the VM" >&2
+echo "vm: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

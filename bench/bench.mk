@@ -17,9 +17,9 @@ $(BENCH_DIR)/loader: bench/loader.c | $(BENCH_DIR)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
 
 # static: the workload makes no loader reads, so its read count is exact
-$(BENCH_DIR)/%: bench/%.c | $(BENCH_DIR)
+$(BENCH_DIR)/%: bench/%.c bench/bench.mk | $(BENCH_DIR)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -static -pthread $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -static -pthread $(filter %.c,$^) -o $@
 
 bench: $(BINS) $(BENCH_BPF) $(BENCH_BINS)
 	$(Q)BUILD=$(OUTPUT) bench/run.sh

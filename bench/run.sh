@@ -57,8 +57,17 @@ start_tracer() {
 	return 1
 }
 
+# stop_tracer: SIGINT, like a user; again after 5 s, SIGKILL after 10 s
+# (bpftrace 0.17 sometimes takes SIGINT and goes on waiting).
 stop_tracer() {
+	local i
 	kill -INT "$TRACER" 2>/dev/null || true
+	for ((i = 0; i < 1000; i++)); do
+		kill -0 "$TRACER" 2>/dev/null || break
+		[ $i -eq 500 ] && kill -INT "$TRACER" 2>/dev/null
+		sleep 0.01
+	done
+	kill -KILL "$TRACER" 2>/dev/null || true
 	wait "$TRACER" 2>/dev/null || true
 }
 
@@ -116,8 +125,8 @@ STARTUP_RUNS=${STARTUP_RUNS:-7}
 
 startup_table() {
 	local s i name pat cmd f
-	echo "| tool | exec → attached ms | SIGINT → final output ms | SIGINT → exit ms | peak RSS MiB |"
-	echo "|---|---:|---:|---:|---:|"
+	echo "| tool | exec → attached ms | SIGINT → final output ms | SIGINT → exit ms | peak RSS MiB | runs needing a 2nd signal |"
+	echo "|---|---:|---:|---:|---:|---:|"
 	for s in "${STARTUP[@]}"; do
 		IFS='|' read -r name pat cmd <<<"$s"
 		: >"$TMP/st"
@@ -130,8 +139,10 @@ startup_table() {
 			fi
 		done
 		f() { grep -oE "$1=[-0-9.]+" "$TMP/st" | cut -d= -f2 | median; }
-		printf '| %s | %.1f | %.1f | %.1f | %.1f |\n' "$name" "$(f attach_ms)" "$(f final_ms)" \
-			"$(f exit_ms)" "$(awk -v k="$(f rss_kb)" 'BEGIN { print k / 1024 }')"
+		[ "$name" = readlat ] && cp "$TMP/st" "$TMP/st.readlat"
+		printf '| %s | %.1f | %.1f | %.1f | %.1f | %d of %d |\n' "$name" "$(f attach_ms)" "$(f final_ms)" \
+			"$(f exit_ms)" "$(awk -v k="$(f rss_kb)" 'BEGIN { print k / 1024 }')" \
+			"$(grep -c 'resent=[12]' "$TMP/st")" "$STARTUP_RUNS"
 	done
 }
 
@@ -204,6 +215,33 @@ exact_table() {
 	done
 }
 
+# verdict VALUE LIMIT: "met" if VALUE <= LIMIT
+verdict() { awk -v v="$1" -v l="$2" 'BEGIN { print (v <= l ? "met" : "**missed**") }'; }
+
+targets_table() {
+	local src r f a st
+	f=$(added zero 1)
+	echo "| target (benchmark issue) | limit | measured | verdict |"
+	echo "|---|---:|---:|---|"
+	for src in zero pipe; do
+		f=$(added "$src" 1)
+		r=$(awk -v a="$(added "$src" 3)" -v f="$f" 'BEGIN { printf "%.2f", a / f }')
+		echo "| readlat added cost per traced read ($src), × floor | 1.5 | $r | $(verdict "$r" 1.5) |"
+		r=$(awk -v a="$(added "$src" 4)" -v f="$f" 'BEGIN { printf "%.2f", a / f }')
+		echo "| filtered-out event ($src), × floor | 1.1 | $r | $(verdict "$r" 1.1) |"
+	done
+	st() { grep -oE "$1=[-0-9.]+" "$TMP/st.readlat" | cut -d= -f2 | median; }
+	a=$(st attach_ms)
+	echo "| readlat start-up to attached, ms | 40 | $a | $(verdict "$a" 40) |"
+	a=$(awk -v k="$(st rss_kb)" 'BEGIN { printf "%.1f", k / 1024 }')
+	echo "| readlat peak RSS, MiB | 8 | $a | $(verdict "$a" 8) |"
+	a=$(st final_ms)
+	echo "| final output after SIGINT, ms | 20 | $a | $(verdict "$a" 20) |"
+	strip -o "$TMP/stripped" "$BUILD/readlat"
+	a=$(stat -c %s "$TMP/stripped" | awk '{ printf "%.2f", $1 / 1048576 }')
+	echo "| static binary, stripped, MiB | 2 | $a | $(verdict "$a" 2) |"
+}
+
 need bc bc
 need jq jq
 echo "bench: overhead on /dev/zero reads ($REPS rounds)..." >&2
@@ -227,6 +265,10 @@ exact=$(exact_table)
 	echo "rotated order; each figure is the median over $REPS rounds of the"
 	echo "condition's time minus the same round's untraced time. The workload makes"
 	echo "$READS 1-byte \`read()\`s pinned to CPU $WORK_CPU; tracers are system-wide."
+	echo
+	echo "## Targets"
+	echo
+	targets_table
 	echo
 	echo "## Per-event overhead: 1-byte read() of /dev/zero"
 	echo

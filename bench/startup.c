@@ -5,6 +5,8 @@
  *   final_ms   SIGINT until the first output after it (the final report)
  *   exit_ms    SIGINT until the process has exited
  *   rss_kb     the process's peak RSS
+ *   resent     how many more signals it took to end it (SIGINT again after
+ *              5 s, SIGKILL after 10 s): a tool that ignores Ctrl-C shows here
  * as one line of key=value.
  */
 #include <poll.h>
@@ -47,7 +49,7 @@ int main(int argc, char **argv)
 	double t0, t_attach = -1, t_int, t_final = -1, t_exit;
 	size_t len = 0, before;
 	struct rusage ru;
-	int fds[2], status;
+	int fds[2], status = 0, resent = 0;
 	pid_t pid;
 
 	if (argc < 3 || pipe(fds))
@@ -74,18 +76,18 @@ int main(int argc, char **argv)
 	before = len;
 	t_int = now_ms();
 	kill(pid, SIGINT);
-	while (now_ms() - t_int < 20000) {
-		int n = pump(fds[0], buf, sizeof(buf), &len, 50);
+	while (wait4(pid, &status, WNOHANG, &ru) == 0) {
+		double waited = now_ms() - t_int;
 
+		pump(fds[0], buf, sizeof(buf), &len, 5);
 		if (t_final < 0 && len > before)
 			t_final = now_ms();
-		if (n < 0)
-			break;
+		if ((resent == 0 && waited > 5000) || (resent == 1 && waited > 10000))
+			kill(pid, ++resent == 1 ? SIGINT : SIGKILL);
 	}
-	wait4(pid, &status, 0, &ru);
 	t_exit = now_ms();
-	printf("attach_ms=%.1f final_ms=%.1f exit_ms=%.1f rss_kb=%ld status=%d\n",
+	printf("attach_ms=%.1f final_ms=%.1f exit_ms=%.1f rss_kb=%ld status=%d resent=%d\n",
 	       t_attach < 0 ? -1 : t_attach - t0, t_final < 0 ? -1 : t_final - t_int,
-	       t_exit - t_int, ru.ru_maxrss, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	       t_exit - t_int, ru.ru_maxrss, WIFEXITED(status) ? WEXITSTATUS(status) : -1, resent);
 	return t_attach < 0;
 }

@@ -3,7 +3,7 @@
 # writes bench/RESULTS.md. Included by the top-level Makefile.
 BENCH_DIR := $(OUTPUT)/bench
 BENCH_BPF := $(patsubst bench/%.bpf.c,$(BENCH_DIR)/%.bpf.o,$(wildcard bench/*.bpf.c))
-BENCH_BINS := $(BENCH_DIR)/readbench $(BENCH_DIR)/loader $(BENCH_DIR)/startup
+BENCH_BINS := $(BENCH_DIR)/readbench $(BENCH_DIR)/loader $(BENCH_DIR)/startup $(BENCH_DIR)/corelight
 
 $(BENCH_DIR):
 	$(Q)mkdir -p $@
@@ -15,6 +15,15 @@ $(BENCH_DIR)/%.bpf.o: bench/%.bpf.c | $(BENCH_DIR)
 $(BENCH_DIR)/loader: bench/loader.c | $(BENCH_DIR)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
+
+# A light skeleton: the kernel does CO-RE, libbpf is not linked.
+$(BENCH_DIR)/core.lskel.h: $(BENCH_DIR)/core.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton -L $< name core_bpf > $@
+
+$(BENCH_DIR)/corelight: bench/corelight.c $(BENCH_DIR)/core.lskel.h
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -I$(BENCH_DIR) $(CFLAGS) -Wno-unused-parameter $(LDFLAGS) -static $< -o $@
 
 # static: the workload makes no loader reads, so its read count is exact
 $(BENCH_DIR)/%: bench/%.c bench/bench.mk | $(BENCH_DIR)

@@ -120,6 +120,8 @@ STARTUP=(
 	"libbpf-tools syscount -L|Ctrl+C|stdbuf -oL syscount -L"
 	"libbpf-tools biolatency|Hit Ctrl-C|stdbuf -oL biolatency"
 	"bpftrace one-liner|attached|bpftrace -e BPFTRACE_HIST"
+	"CO-RE probe, libbpf skeleton|attached|$B/loader $B/core.bpf.o"
+	"CO-RE probe, light skeleton (kernel CO-RE)|attached|$B/corelight"
 )
 STARTUP_RUNS=${STARTUP_RUNS:-7}
 
@@ -140,7 +142,8 @@ startup_table() {
 		done
 		f() { grep -oE "$1=[-0-9.]+" "$TMP/st" | cut -d= -f2 | median; }
 		[ "$name" = readlat ] && cp "$TMP/st" "$TMP/st.readlat"
-		printf '| %s | %.1f | %.1f | %.1f | %.1f | %d of %d |\n' "$name" "$(f attach_ms)" "$(f final_ms)" \
+		printf '| %s | %.1f | %s | %.1f | %.1f | %d of %d |\n' "$name" "$(f attach_ms)" \
+			"$(awk -v v="$(f final_ms)" 'BEGIN { print (v < 0 ? "n/a (prints nothing)" : sprintf("%.1f", v)) }')" \
 			"$(f exit_ms)" "$(awk -v k="$(f rss_kb)" 'BEGIN { print k / 1024 }')" \
 			"$(grep -c 'resent=[12]' "$TMP/st")" "$STARTUP_RUNS"
 	done
@@ -291,6 +294,19 @@ exact=$(exact_table)
 	echo "## Exact counts while printing every 50 ms"
 	echo
 	echo "$exact"
+	echo
+	echo "## CO-RE at start-up (for biolat and tcprcv)"
+	echo
+	echo "The last two start-up rows load one tracepoint program with a single CO-RE"
+	echo "relocation (task->tgid, bench/core.bpf.c). Through libbpf, any relocation"
+	echo "makes it parse the whole kernel BTF (~11 MiB of RSS). Through a light"
+	echo "skeleton the kernel relocates (BPF_PROG_LOAD with CO-RE records, Linux"
+	echo "5.17+) and user space never reads the BTF. What that costs: light"
+	echo "skeletons load every program of the object (no autoload switch), so a"
+	echo "probe chain needs one object per probe flavour, tried in order; they do not"
+	echo "attach classic tracepoints (the runtime must: perf_event_open +"
+	echo "PERF_EVENT_IOC_SET_BPF); and kernels before 5.17 need the libbpf path as a"
+	echo "fallback. That is the plan for biolat and tcprcv; readlat needs no CO-RE."
 	echo
 	echo "## Not yet measured"
 	echo

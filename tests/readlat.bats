@@ -196,6 +196,27 @@ DELAY=3000
 	[ "$(grep -c '^{' <<<"$output")" -eq 3 ]
 }
 
+@test "intervals lose nothing: 20 ms reports sum to every read made" {
+	# ~1 s of back-to-back reads, drained ~50 times while they run: the
+	# global histogram by atomic exchange, -P by swapping the keyed map.
+	start_load A --source zero --reads 1000000
+	start_tool readlat -j -p "$A_PID" 0.02
+	go
+	wait_loads A
+	tool_wait
+	[ "$(jq -s length "$T/out")" -ge 10 ]
+	[ "$(jq -s 'map(.count) | add' "$T/out")" -eq 1000000 ]
+
+	rm -f "$T/go" "$T/hold"
+	start_load B --source zero --reads 1000000
+	start_tool readlat -j -P -n readload 0.02
+	go
+	wait_loads B
+	stop_tool INT
+	[ "$(jq -s 'map(select(.key.pid != null)) | length' "$T/out")" -ge 10 ]
+	[ "$(jq -s --argjson p "$B_PID" 'map(select(.key.pid == $p) | .count) | add' "$T/out")" -eq 1000000 ]
+}
+
 @test "--duration ends the run with one report" {
 	run timeout 10 "$BUILD/readlat" -j --duration 0.5
 	[ "$status" -eq 0 ]
@@ -260,6 +281,8 @@ abc|invalid interval 'abc'
 --slower abc|invalid threshold 'abc'
 -P -F|cannot be combined
 -p 1 -t 1|cannot be combined
+--probe foo|invalid probe kind 'foo'
+--btf /nonexistent/btf|cannot read BTF file '/nonexistent/btf'
 EOF_CASES
 }
 
@@ -281,6 +304,15 @@ EOF_CASES
 	run timeout 10 "$BUILD/readlat" -t "$pid"
 	[ "$status" -eq 1 ]
 	[ "$output" = "readlat: no thread with TID $pid" ]
+}
+
+@test "-c of something that is not a cgroup v2 directory: one line, exit 1" {
+	run timeout 10 "$BUILD/readlat" -c /tmp
+	[ "$status" -eq 1 ]
+	[[ "$output" == "readlat: /tmp is not a cgroup v2 directory"* ]]
+	run timeout 10 "$BUILD/readlat" -c /nonexistent/cg
+	[ "$status" -eq 1 ]
+	[ "$output" = "readlat: cannot open cgroup /nonexistent/cg: No such file or directory" ]
 }
 
 @test "-p of a thread id names the process" {

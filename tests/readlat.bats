@@ -134,14 +134,14 @@ DELAY=3000
 
 @test "--slower: one line per slow read, none under the threshold" {
 	start_load A --reads 10 --delay-us $DELAY
-	start_tool readlat --slower 2000 -p "$A_PID"
+	start_tool readlat --slower 1500 -p "$A_PID"
 	go
 	wait_loads A
 	tool_wait
 	grep -qE '^TIME +PID +TID +COMM +FD +BYTES +LAT\(us\)$' "$T/out"
 	[ "$(grep -cE "^[0-9:]{8} +$A_PID +${A_TIDS[0]} +readload +${A_FDS[0]} +1 +[0-9.]+$" "$T/out")" -eq 10 ]
-	awk 'NR > 1 && $7 < 2000 { exit 1 }' "$T/out"
-	grep -q "10 of 10 reads took 2000 usecs or longer; 0 failed; 0 lost" "$T/err"
+	awk 'NR > 1 && $7 < 1500 { exit 1 }' "$T/out"
+	grep -q "10 of 10 reads took 1500 usecs or longer; 0 failed; 0 lost" "$T/err"
 
 	rm -f "$T/go" "$T/hold"
 	start_load B --reads 10 --delay-us 1000

@@ -38,6 +38,7 @@ struct reader {
 	int fd, wfd;
 	pid_t tid;
 	volatile int ready;
+	volatile int reading;	/* the reader is at its first read */
 };
 
 static struct reader readers[MAX_THREADS];
@@ -75,8 +76,10 @@ static void *writer_main(void *arg)
 	struct reader *r = arg;
 	char c = 'x';
 
-	while (!go)
-		sleep_us(200);
+	/* Pace from the reader's first read, not from our own start: the
+	 * first read must also wait a whole delay. */
+	while (!r->reading)
+		sleep_us(50);
 	for (long i = 0; i < reads; i++) {
 		sleep_us(delay_us);
 		if (write(r->wfd, &c, 1) != 1)
@@ -94,6 +97,7 @@ static void *reader_main(void *arg)
 	r->ready = 1;
 	while (!go)
 		sleep_us(200);
+	r->reading = 1;
 	for (long i = 0; i < reads; i++)
 		if (one_read(r->fd, buf) != 1 && source != SRC_BADFD) {
 			perror("readload: read");

@@ -3,7 +3,8 @@
  * readload: perform an exact number of read-family syscalls with a known
  * latency, for the readlat tests. Each reader thread reads 1 byte at a time
  * from a pipe whose writer thread (same process, never reads) sends a byte
- * every --delay-us, or from /dev/zero, or from an invalid fd (fails EBADF).
+ * --delay-us after the reader starts each read (lockstep: every read waits
+ * a whole delay), or from /dev/zero, or from an invalid fd (fails EBADF).
  *
  * It prints "pid=P tids=T1,T2,... fds=F1,..." and then waits for --go FILE
  * (polling with access(), which is not a read) so a tracer can attach
@@ -38,7 +39,7 @@ struct reader {
 	int fd, wfd;
 	pid_t tid;
 	volatile int ready;
-	volatile int reading;	/* the reader is at its first read */
+	volatile long want;	/* reads the reader has started */
 };
 
 static struct reader readers[MAX_THREADS];
@@ -76,11 +77,12 @@ static void *writer_main(void *arg)
 	struct reader *r = arg;
 	char c = 'x';
 
-	/* Pace from the reader's first read, not from our own start: the
-	 * first read must also wait a whole delay. */
-	while (!r->reading)
-		sleep_us(50);
+	/* Lockstep: each delay starts when the reader starts that read, so
+	 * every read waits a whole delay, however late the reader comes back
+	 * (a slow scheduler or an emulated CPU). */
 	for (long i = 0; i < reads; i++) {
+		while (__atomic_load_n(&r->want, __ATOMIC_ACQUIRE) <= i)
+			sleep_us(20);
 		sleep_us(delay_us);
 		if (write(r->wfd, &c, 1) != 1)
 			break;
@@ -97,12 +99,13 @@ static void *reader_main(void *arg)
 	r->ready = 1;
 	while (!go)
 		sleep_us(200);
-	r->reading = 1;
-	for (long i = 0; i < reads; i++)
+	for (long i = 0; i < reads; i++) {
+		__atomic_store_n(&r->want, i + 1, __ATOMIC_RELEASE);
 		if (one_read(r->fd, buf) != 1 && source != SRC_BADFD) {
 			perror("readload: read");
 			exit(1);
 		}
+	}
 	for (long i = 0; i < bad_reads; i++)
 		if (read(-1, buf, 1) != -1)
 			exit(1);

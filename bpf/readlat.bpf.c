@@ -16,8 +16,8 @@ const volatile bool use_task_storage = true;
 const volatile __u64 slower_ns = 0;
 
 struct hist hist SEC(".bss");
-__u64 slow_events SEC(".bss");
-__u64 lost_events SEC(".bss");
+/* --slower keeps counts only: a histogram per read would be wasted work. */
+struct readlat_totals totals SEC(".bss");
 
 struct start {
 	__u64 ts;
@@ -104,7 +104,7 @@ static __always_inline void emit(__u64 lat_ns, long ret, __s64 fd)
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&lost_events, 1);
+		__sync_fetch_and_add(&totals.lost, 1);
 		return;
 	}
 	id = bpf_get_current_pid_tgid();
@@ -121,12 +121,33 @@ static __always_inline struct hist *hist_for_thread(__s64 fd)
 {
 	struct readlat_key key = {};
 
-	if (mode == READLAT_HIST || mode == READLAT_SLOWER)
+	if (mode == READLAT_HIST)
 		return &hist;
 	key.pid = bpf_get_current_pid_tgid() >> 32;
 	key.fd = mode == READLAT_PER_FD ? (__s32)fd : -1;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	return hist_keyed(&hists, &key);
+}
+
+/* Failed reads are always counted in @errors, and timed only with --errors. */
+static __always_inline bool counted(long ret, __u64 *errors)
+{
+	if (ret >= 0)
+		return true;
+	__sync_fetch_and_add(errors, 1);
+	return errors_in_hist;
+}
+
+static __always_inline int on_slower(__u64 delta, long ret, __s64 fd)
+{
+	if (!counted(ret, &totals.errors))
+		return 0;
+	__sync_fetch_and_add(&totals.reads, 1);
+	if (delta >= slower_ns) {
+		__sync_fetch_and_add(&totals.slower, 1);
+		emit(delta, ret, fd);
+	}
+	return 0;
 }
 
 static __always_inline int on_enter(__u64 fd)
@@ -144,26 +165,20 @@ static __always_inline int on_exit(long ret)
 	__u64 now, delta;
 
 	/* Only the id filters are cheaper than the storage lookup below;
-	 * name and cgroup filters already decided at entry. */
+	 * name and cgroup filters already decided at entry. The clock is read
+	 * before that lookup so that it is not part of the latency. */
 	if (!traced_ids())
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (!start_take(&s))
 		return 0;
 	delta = now - s.ts;
+	if (mode == READLAT_SLOWER)
+		return on_slower(delta, ret, s.fd);
 	h = hist_for_thread(s.fd);
-	if (!h)
+	if (!h || !counted(ret, &h->errors))
 		return 0;
-	if (ret < 0) {
-		__sync_fetch_and_add(&h->errors, 1);
-		if (!errors_in_hist)
-			return 0;
-	}
 	hist_add(h, to_unit(delta));
-	if (mode == READLAT_SLOWER && delta >= slower_ns) {
-		__sync_fetch_and_add(&slow_events, 1);
-		emit(delta, ret, s.fd);
-	}
 	return 0;
 }
 

@@ -303,30 +303,26 @@ static int report(struct output *out)
 
 static void finish(struct output *out)
 {
-	struct hist h;
-	unsigned long long slow, lost;
+	const struct readlat_totals *t = &skel->bss->totals;
 	struct json j;
 
 	if (opt.mode != READLAT_SLOWER)
 		return;
 	ring_buffer__consume(rb);
-	hist_drain(&skel->bss->hist, &h);
-	slow = skel->bss->slow_events;
-	lost = skel->bss->lost_events;
 	if (!out->json) {
-		fprintf(stderr, "%llu of %llu reads took %g %s or longer; %llu failed; %llu lost\n",
-			slow, (unsigned long long)hist_count(&h), opt.slower_us, "usecs",
-			(unsigned long long)h.errors, lost);
+		fprintf(stderr, "%llu of %llu reads took %g usecs or longer; %llu failed; %llu lost\n",
+			(unsigned long long)t->slower, (unsigned long long)t->reads, opt.slower_us,
+			(unsigned long long)t->errors, (unsigned long long)t->lost);
 		return;
 	}
 	output_stamp(out);
 	json_begin(&j, out->f);
 	json_str(&j, "tool", out->tool);
 	json_str(&j, "time", out->iso);
-	json_u64(&j, "reads", hist_count(&h));
-	json_u64(&j, "slower", slow);
-	json_u64(&j, "errors", h.errors);
-	json_u64(&j, "lost", lost);
+	json_u64(&j, "reads", t->reads);
+	json_u64(&j, "slower", t->slower);
+	json_u64(&j, "errors", t->errors);
+	json_u64(&j, "lost", t->lost);
 	json_end(&j);
 }
 

@@ -21,6 +21,14 @@ struct readlat_key {
 	char comm[FILTER_COMM_LEN];
 };
 
+/* What --slower counts for its closing line. */
+struct readlat_totals {
+	__u64 reads;		/* timed (failed ones only with --errors) */
+	__u64 errors;		/* failed */
+	__u64 slower;		/* at or over the threshold, sent as events */
+	__u64 lost;		/* of those, not sent: ring buffer full */
+};
+
 struct readlat_event {
 	__u64 lat_ns;
 	__s64 ret;

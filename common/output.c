@@ -13,6 +13,15 @@ const char *unit_label(enum hist_unit unit)
 	}
 }
 
+const char *unit_abbrev(enum hist_unit unit)
+{
+	switch (unit) {
+	case UNIT_NSECS: return "ns";
+	case UNIT_MSECS: return "ms";
+	default: return "us";
+	}
+}
+
 double unit_from_ns(enum hist_unit unit, unsigned long long ns)
 {
 	switch (unit) {
@@ -22,7 +31,7 @@ double unit_from_ns(enum hist_unit unit, unsigned long long ns)
 	}
 }
 
-void output_stamp(struct output *o)
+void output_now(struct output *o)
 {
 	struct timeval tv;
 	struct tm tm;
@@ -36,8 +45,21 @@ void output_stamp(struct output *o)
 	snprintf(o->iso, sizeof(o->iso), "%04d-%02d-%02dT%.8s.%03d%.3s:%.2s",
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, o->hms,
 		 (int)(tv.tv_usec / 1000) % 1000, zone, zone + 3);
+}
+
+void output_stamp(struct output *o)
+{
+	output_now(o);
 	if (o->timestamp && !o->json)
 		fprintf(o->f, "%s\n", o->hms);
+}
+
+void output_json_begin(struct output *o, struct json *j)
+{
+	json_begin(j, o->f);
+	json_str(j, "tool", o->tool);
+	json_str(j, "time", o->iso);
+	json_str(j, "unit", unit_label(o->unit));
 }
 
 static void print_value(FILE *f, const char *name, double v)
@@ -110,10 +132,7 @@ static void json_hist(struct output *o, const struct key_field *key, int nkey,
 	struct json j;
 
 	hist_summarise(h, &s);
-	json_begin(&j, o->f);
-	json_str(&j, "tool", o->tool);
-	json_str(&j, "time", o->iso);
-	json_str(&j, "unit", unit_label(o->unit));
+	output_json_begin(o, &j);
 	if (nkey)
 		output_key_json(&j, key, nkey);
 	json_u64(&j, "count", s.count);

@@ -38,11 +38,16 @@ struct hist_extra {
 	long long lost;		/* negative: not shown */
 };
 
-const char *unit_label(enum hist_unit unit);
+const char *unit_label(enum hist_unit unit);	/* "usecs" */
+const char *unit_abbrev(enum hist_unit unit);	/* "us" */
 /* Divide nanoseconds into the output unit. */
 double unit_from_ns(enum hist_unit unit, unsigned long long ns);
-/* Take the time of this report; with -T in text mode print it as a header. */
+/* Take the time (of an event, say) into o->iso and o->hms. */
+void output_now(struct output *o);
+/* Take the time of a report; with -T in text mode print it as a header. */
 void output_stamp(struct output *o);
+/* Open a JSON object with the fields every object has: tool, time, unit. */
+void output_json_begin(struct output *o, struct json *j);
 void output_hist(struct output *o, const struct key_field *key, int nkey,
 		 const struct hist *h, const struct hist_extra *x);
 void output_key_json(struct json *j, const struct key_field *key, int nkey);

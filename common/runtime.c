@@ -372,9 +372,13 @@ static enum wake wait_wake(struct session *s)
 /* Report one interval; false when output can no longer be written. */
 static bool report(struct session *s)
 {
-	if (events(s))
+	/* -T heads each report; a stream of events has a time on every line. */
+	if (events(s)) {
 		ring_buffer__consume(events(s));
-	output_stamp(&s->out);
+		output_now(&s->out);
+	} else {
+		output_stamp(&s->out);
+	}
 	if (s->tool->report && s->tool->report(&s->out))
 		return false;
 	return fflush(s->out.f) == 0 && !ferror(s->out.f);
@@ -425,7 +429,7 @@ static int load_and_attach(struct session *s)
 		diag_load_failure(err, s->rc->verbose);
 		return -1;
 	}
-	if (set_cgroup_map(s) || (t->loaded && t->loaded(s->rc)))
+	if (set_cgroup_map(s) || (t->loaded && t->loaded(s->rc, &s->out)))
 		return -1;
 	if (s->rc->self_cost)
 		s->stats_fd = selfcost_start();

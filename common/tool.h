@@ -79,8 +79,9 @@ struct tool {
 	/* Open the skeleton and set its read-only config; return skel->skeleton
 	 * (the runtime loads through it, which maps .bss for user space). */
 	struct bpf_object_skeleton *(*open)(const struct run_config *rc);
-	/* After load: set up maps and ring buffers. */
-	int (*loaded)(const struct run_config *rc);
+	/* After load: set up maps and ring buffers. @out is the run's
+	 * output, for a tool that prints events as they come. */
+	int (*loaded)(const struct run_config *rc, struct output *out);
 	/* The tool's ring buffer, if it streams events (NULL otherwise). */
 	struct ring_buffer *(*events)(void);
 	/* Read and clear one interval and render it. */

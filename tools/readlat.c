@@ -161,11 +161,6 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	return skel->skeleton;
 }
 
-static const char *unit_short(enum hist_unit unit)
-{
-	return unit == UNIT_NSECS ? "ns" : unit == UNIT_MSECS ? "ms" : "us";
-}
-
 static int print_event(void *ctx, void *data, size_t size)
 {
 	const struct readlat_event *e = data;
@@ -175,16 +170,13 @@ static int print_event(void *ctx, void *data, size_t size)
 
 	(void)ctx;
 	(void)size;
-	output_stamp(o);
+	output_now(o);
 	if (!o->json) {
 		fprintf(o->f, "%-8s %-7u %-7u %-16s %-5d %-8lld %.3f\n", o->hms, e->pid, e->tid,
 			e->comm, e->fd, (long long)e->ret, lat);
 		return 0;
 	}
-	json_begin(&j, o->f);
-	json_str(&j, "tool", o->tool);
-	json_str(&j, "time", o->iso);
-	json_str(&j, "unit", unit_label(o->unit));
+	output_json_begin(o, &j);
 	json_u64(&j, "pid", e->pid);
 	json_u64(&j, "tid", e->tid);
 	json_str(&j, "comm", e->comm);
@@ -195,9 +187,8 @@ static int print_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int loaded(const struct run_config *rc)
+static int loaded(const struct run_config *rc, struct output *out)
 {
-	static struct output out;
 	int err;
 
 	if (opt.mode == READLAT_PER_PROCESS || opt.mode == READLAT_PER_FD) {
@@ -208,16 +199,15 @@ static int loaded(const struct run_config *rc)
 	}
 	if (opt.mode != READLAT_SLOWER)
 		return 0;
-	out = (struct output){ .f = stdout, .tool = "readlat", .json = rc->json, .unit = rc->unit };
-	events_out = &out;
+	events_out = out;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), print_event, NULL, NULL);
 	if (!rb) {
 		diag_error("cannot open the ring buffer: %s", strerror(errno));
 		return -1;
 	}
 	if (!rc->json)
-		printf("%-8s %-7s %-7s %-16s %-5s %-8s LAT(%s)\n", "TIME", "PID", "TID", "COMM",
-		       "FD", "BYTES", unit_short(rc->unit));
+		fprintf(out->f, "%-8s %-7s %-7s %-16s %-5s %-8s LAT(%s)\n", "TIME", "PID", "TID",
+			"COMM", "FD", "BYTES", unit_abbrev(rc->unit));
 	return 0;
 }
 
@@ -315,10 +305,8 @@ static void finish(struct output *out)
 			(unsigned long long)t->errors, (unsigned long long)t->lost);
 		return;
 	}
-	output_stamp(out);
-	json_begin(&j, out->f);
-	json_str(&j, "tool", out->tool);
-	json_str(&j, "time", out->iso);
+	output_now(out);
+	output_json_begin(out, &j);
 	json_u64(&j, "reads", t->reads);
 	json_u64(&j, "slower", t->slower);
 	json_u64(&j, "errors", t->errors);

@@ -220,6 +220,7 @@ bool diag_tracepoint_exists(const char *category_name)
 
 static bool check_printing;
 static bool check_failed;
+static char first_failure[512];
 
 static const char *status_name(enum check_status st)
 {
@@ -235,6 +236,7 @@ void check_begin(bool print)
 {
 	check_printing = print;
 	check_failed = false;
+	first_failure[0] = '\0';
 	if (print)
 		printf("%-28s %-9s %s\n", "CHECK", "STATUS", "DETAIL");
 }
@@ -247,8 +249,11 @@ void check_row(const char *what, enum check_status st, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
-	if (st == CHECK_MISSING || st == CHECK_FAILED)
+	if (st == CHECK_MISSING || st == CHECK_FAILED) {
 		check_failed = true;
+		if (!first_failure[0])
+			snprintf(first_failure, sizeof(first_failure), "%s", detail);
+	}
 	if (check_printing)
 		printf("%-28s %-9s %s\n", what, status_name(st), detail);
 	else if (log_verbose)
@@ -258,4 +263,20 @@ void check_row(const char *what, enum check_status st, const char *fmt, ...)
 bool check_end(void)
 {
 	return !check_failed;
+}
+
+void check_reason(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (first_failure[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(first_failure, sizeof(first_failure), fmt, ap);
+	va_end(ap);
+}
+
+const char *check_failure(void)
+{
+	return first_failure[0] ? first_failure : NULL;
 }

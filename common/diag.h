@@ -31,5 +31,9 @@ bool diag_tracepoint_exists(const char *category_name);
 void check_begin(bool print);
 /* Returns true if no row was MISSING or FAILED. */
 bool check_end(void);
+/* What a normal run says when it cannot start: the first reason given
+ * here, else the detail of the first MISSING or FAILED row. NULL if none. */
+void check_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *check_failure(void);
 
 #endif /* COMMON_DIAG_H */

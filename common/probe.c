@@ -131,7 +131,8 @@ static int select_event(const struct tool *t, int only_kind, struct probe_set *p
 {
 	char why[256] = "", tried[512] = "", name[128], desc[160];
 	const char *event = t->probes[first].event;
-	bool fallback = false;
+	const char *kind = only_kind >= 0 ? probe_kind_name((enum probe_kind)only_kind) : "";
+	bool fallback = false, kind_offered = false;
 
 	snprintf(name, sizeof(name), "probe %s", event);
 	for (int i = first; i < t->nprobes; i++) {
@@ -146,8 +147,7 @@ static int select_event(const struct tool *t, int only_kind, struct probe_set *p
 			fallback = true;
 			continue;
 		}
-		if (p->kind == PROBE_TRACEPOINT || p->kind == PROBE_KPROBE)
-			ps->needs_tracefs = true;
+		kind_offered = true;
 		if (probe_available(p, why, sizeof(why))) {
 			ps->chosen[i] = true;
 			if (fallback)
@@ -160,10 +160,13 @@ static int select_event(const struct tool *t, int only_kind, struct probe_set *p
 			 tried[0] ? "; " : "", why);
 		fallback = true;
 	}
-	if (only_kind >= 0 && !strstr(tried, "does not exist") && !strstr(tried, "refused"))
-		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "; no %s probe for it",
-			 probe_kind_name((enum probe_kind)only_kind));
-	check_row(name, CHECK_MISSING, "%s", tried);
+	if (only_kind >= 0 && !kind_offered) {
+		check_reason("no %s probe for '%s' (--probe %s); see --check", kind, event, kind);
+		check_row(name, CHECK_MISSING, "%s; no %s probe for it", tried, kind);
+	} else {
+		check_reason("%s; no other probe for '%s' works here (see --check)", tried, event);
+		check_row(name, CHECK_MISSING, "%s", tried);
+	}
 	return -1;
 }
 

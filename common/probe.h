@@ -13,7 +13,6 @@ struct bpf_link;
 struct probe_set {
 	bool chosen[MAX_PROBES];
 	struct bpf_link *links[MAX_PROBES];
-	bool needs_tracefs;
 };
 
 const char *probe_kind_name(enum probe_kind kind);

@@ -212,14 +212,20 @@ static bool check_environment(struct session *s)
 		return false;
 	}
 	check_row("kernel lockdown", CHECK_OK, "%s", diag_lockdown());
-	if (diag_btf_present())
+	if (diag_btf_present()) {
 		check_row("kernel BTF", CHECK_OK, "%s", KERNEL_BTF_PATH);
-	else if (s->rc->btf_path)
+	} else if (s->rc->btf_path) {
 		check_row("kernel BTF", CHECK_OK, "%s (--btf)", s->rc->btf_path);
-	else
-		check_row("kernel BTF", t->needs_btf ? CHECK_MISSING : CHECK_FALLBACK,
-			  "%s is missing (kernel built without CONFIG_DEBUG_INFO_BTF)%s",
-			  KERNEL_BTF_PATH, t->needs_btf ? "; pass a BTF file with --btf FILE" : "");
+	} else if (!t->needs_btf) {
+		check_row("kernel BTF", CHECK_FALLBACK,
+			  "%s is missing (kernel built without CONFIG_DEBUG_INFO_BTF)", KERNEL_BTF_PATH);
+	} else {
+		check_reason("no kernel BTF at %s: this kernel was built without "
+			     "CONFIG_DEBUG_INFO_BTF; pass a BTF file for it with --btf FILE", KERNEL_BTF_PATH);
+		check_row("kernel BTF", CHECK_MISSING, "%s is missing (kernel built without "
+			  "CONFIG_DEBUG_INFO_BTF); pass a BTF file with --btf FILE", KERNEL_BTF_PATH);
+		ok = false;
+	}
 	if (diag_tracefs(why, sizeof(why))) {
 		check_row("tracefs", CHECK_OK, "%s", why);
 	} else {
@@ -233,48 +239,12 @@ static bool check_environment(struct session *s)
 	return ok;
 }
 
-/* Whether probe selection found a probe for @event. */
-static bool probe_offered(const struct session *s, const char *event)
+/* The one line a normal run prints when the checks say it cannot run. */
+static int environment_error(void)
 {
-	for (int i = 0; i < s->tool->nprobes; i++)
-		if (s->probes.chosen[i] && !strcmp(s->tool->probes[i].event, event))
-			return true;
-	return false;
-}
+	const char *why = check_failure();
 
-/* A one-line reason for the first failed row, for a normal run. */
-static int environment_error(struct session *s)
-{
-	char why[512];
-
-	if (!diag_privileged(why, sizeof(why))) {
-		diag_error("%s", why);
-	} else if (!diag_tracefs(why, sizeof(why))) {
-		diag_error("%s", why);
-	} else if (s->tool->needs_btf && !diag_btf_present() && !s->rc->btf_path) {
-		diag_error("no kernel BTF at %s: this kernel was built without "
-			   "CONFIG_DEBUG_INFO_BTF; pass a BTF file for it with --btf FILE", KERNEL_BTF_PATH);
-	} else {
-		for (int i = 0; i < s->tool->nprobes; i++) {
-			const struct probe *p = &s->tool->probes[i];
-
-			if (s->tool->wants && !s->tool->wants(p->event))
-				continue;
-			if (s->rc->probe_kind >= 0 && p->kind != (enum probe_kind)s->rc->probe_kind &&
-			    !probe_offered(s, p->event)) {
-				diag_error("no %s probe for '%s' (--probe %s); see --check",
-					   probe_kind_name((enum probe_kind)s->rc->probe_kind), p->event,
-					   probe_kind_name((enum probe_kind)s->rc->probe_kind));
-				return EXIT_RUNTIME;
-			}
-			if (!probe_offered(s, p->event) && !probe_available(p, why, sizeof(why))) {
-				diag_error("%s; no other probe for '%s' works here (see --check)",
-					   why, p->event);
-				return EXIT_RUNTIME;
-			}
-		}
-		diag_error("this kernel lacks what the tool needs (run --check for details)");
-	}
+	diag_error("%s", why ? why : "this kernel lacks what the tool needs (run --check for details)");
 	return EXIT_RUNTIME;
 }
 
@@ -467,7 +437,7 @@ static int run_trace(struct session *s)
 
 	check_begin(false);
 	if (!check_environment(s))
-		return environment_error(s);
+		return environment_error();
 	if (open_target(s) || open_cgroup(s))
 		goto out;
 	if (load_and_attach(s) || setup_loop(s))

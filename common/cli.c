@@ -61,8 +61,7 @@ struct cli_state {
 	struct run_config *rc;
 	const struct argp_option *opts;
 	int positional;
-	bool exit_ok;
-	bool stopped;		/* an error already recorded */
+	bool exit_ok;		/* -h or -V: printed, exit 0 */
 };
 
 int cli_error(struct run_config *rc, const char *fmt, ...)
@@ -254,40 +253,36 @@ static void explain_bad_option(struct cli_state *st, struct argp_state *state)
 		  state->argv[state->next < state->argc ? state->next : state->argc - 1]);
 }
 
+/* argp stops at the first non-zero return; -h and -V stop it on purpose. */
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct cli_state *st = state->input;
 	int err;
 
-	if (st->stopped)
-		return EINVAL;
 	switch (key) {
 	case 'h':
 		/* argp_state_help() prints nothing under ARGP_NO_ERRS */
 		argp_help(state->root_argp, stdout, ARGP_HELP_STD_HELP, (char *)st->tool->name);
 		st->exit_ok = true;
-		st->stopped = true;
 		return EINVAL;
 	case 'V':
 		printf("%s %s\n", st->tool->name, TOOLS_VERSION);
 		st->exit_ok = true;
-		st->stopped = true;
 		return EINVAL;
+	case ARGP_KEY_ERROR:
+		if (!st->exit_ok && !st->rc->err[0])
+			explain_bad_option(st, state);
+		return 0;
 	case ARGP_KEY_ARG:
 		err = parse_positional(arg, st);
 		break;
-	case ARGP_KEY_ERROR:
-		if (!st->rc->err[0])
-			explain_bad_option(st, state);
-		return 0;
 	default:
 		err = parse_shared(key, arg, st);
 		if (err == ARGP_ERR_UNKNOWN && st->tool->parse)
 			err = st->tool->parse(key, arg, st->rc);
-		return err == ARGP_ERR_UNKNOWN ? ARGP_ERR_UNKNOWN : (err ? (st->stopped = true, EINVAL) : 0);
+		if (err == ARGP_ERR_UNKNOWN)
+			return err;
 	}
-	if (err)
-		st->stopped = true;
 	return err ? EINVAL : 0;
 }
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <math.h>
+#include <string.h>
+#include "escape.h"
 #include "json.h"
 
 void json_begin(struct json *j, FILE *f)
@@ -14,35 +16,62 @@ void json_end(struct json *j)
 	fputs("}\n", j->f);
 }
 
-static void put_string(FILE *f, const char *s)
+/* Well-formed UTF-8 as is, except the characters JSON or a terminal
+ * cannot take raw; a byte that is not well-formed UTF-8 becomes U+FFFD. */
+static void put_chars(FILE *f, const char *s, size_t n)
+{
+	unsigned int cp;
+	size_t k;
+
+	for (size_t i = 0; i < n; i += k ? k : 1) {
+		k = utf8_decode(s + i, n - i, &cp);
+		if (!k)
+			fputs("\\ufffd", f);
+		else if (cp == '"' || cp == '\\')
+			fprintf(f, "\\%c", cp);
+		else if (cp == '\n')
+			fputs("\\n", f);
+		else if (cp == '\t')
+			fputs("\\t", f);
+		else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+			fprintf(f, "\\u%04x", cp);
+		else
+			fwrite(s + i, 1, k, f);
+	}
+}
+
+static void put_string(FILE *f, const char *s, size_t n)
 {
 	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
+	put_chars(f, s, n);
 	fputc('"', f);
 }
 
-void json_key(struct json *j, const char *key)
+static void put_hex(FILE *f, const char *s, size_t n)
+{
+	fputc('"', f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%02x", (unsigned char)s[i]);
+	fputc('"', f);
+}
+
+/* ,"<key><suffix>": */
+static void put_key(struct json *j, const char *key, const char *suffix)
 {
 	if (j->need_comma)
 		fputc(',', j->f);
 	j->need_comma = true;
 	if (key) {
-		put_string(j->f, key);
-		fputc(':', j->f);
+		fputc('"', j->f);
+		put_chars(j->f, key, strlen(key));
+		fputs(suffix, j->f);
+		fputs("\":", j->f);
 	}
+}
+
+void json_key(struct json *j, const char *key)
+{
+	put_key(j, key, "");
 }
 
 void json_open(struct json *j, const char *key, char bracket)
@@ -58,10 +87,20 @@ void json_close(struct json *j, char bracket)
 	j->need_comma = true;
 }
 
+void json_strn(struct json *j, const char *key, const char *buf, size_t len)
+{
+	len = strnlen(buf, len);
+	put_key(j, key, "");
+	put_string(j->f, buf, len);
+	if (key && !utf8_valid(buf, len)) {
+		put_key(j, key, "_hex");
+		put_hex(j->f, buf, len);
+	}
+}
+
 void json_str(struct json *j, const char *key, const char *val)
 {
-	json_key(j, key);
-	put_string(j->f, val);
+	json_strn(j, key, val, strlen(val));
 }
 
 void json_u64(struct json *j, const char *key, unsigned long long val)

@@ -56,6 +56,28 @@ static size_t put_utf8(char *d, unsigned int cp)
 	return 3;
 }
 
+/* The length of the well-formed UTF-8 character at s (RFC 3629), 0 if
+ * none: JSON text is UTF-8 (RFC 8259 section 8.1). Written apart from
+ * common/escape.c, so that the writer is not checked by its own decoder. */
+static size_t utf8_len(const unsigned char *s)
+{
+	static const unsigned int min[] = { 0, 0, 0x80, 0x800, 0x10000 };
+	size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+	unsigned int cp;
+
+	if (!len || s[0] >= 0xf8)
+		return 0;
+	cp = s[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
 /* At the opening quote; returns a malloc'd decoded string. */
 static char *parse_string(struct rd *r)
 {
@@ -74,6 +96,16 @@ static char *parse_string(struct rd *r)
 			break;
 		if (c < 0x20) /* includes the terminating NUL */
 			goto fail;
+		if (c >= 0x80) {
+			size_t len = utf8_len((const unsigned char *)s);
+
+			if (!len)
+				goto fail;
+			memcpy(d, s, len);
+			d += len;
+			s += len;
+			continue;
+		}
 		if (c != '\\') {
 			*d++ = (char)c;
 			s++;

@@ -2,7 +2,8 @@
 /*
  * A small strict JSON reader for the unit tests: it accepts exactly the
  * RFC 8259 grammar (no trailing commas, no raw control characters in
- * strings, no leading zeros), so a writer bug shows up as a parse failure.
+ * strings, no leading zeros, strings in well-formed UTF-8), so a writer
+ * bug shows up as a parse failure.
  */
 #ifndef TESTS_UNIT_MINIJSON_H
 #define TESTS_UNIT_MINIJSON_H

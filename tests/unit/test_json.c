@@ -95,10 +95,30 @@ static void test_escape_exact(void **state)
 	free(out);
 }
 
-/* Every byte 1..255 survives a write and a strict read unchanged. */
+/* The exact bytes of a "<key>_hex" field; returns their number. */
+static size_t unhex(const struct jv *hex, char *out, size_t size)
+{
+	size_t n = 0;
+	unsigned int byte;
+
+	assert_non_null(hex);
+	assert_int_equal(hex->type, JV_STR);
+	assert_int_equal(strspn(hex->str, "0123456789abcdef"), strlen(hex->str));
+	assert_int_equal(strlen(hex->str) % 2, 0);
+	for (const char *p = hex->str; *p; p += 2, n++) {
+		assert_true(n < size);
+		assert_int_equal(sscanf(p, "%2x", &byte), 1);
+		out[n] = (char)byte;
+	}
+	return n;
+}
+
+/* Every byte 1..255 is written as valid JSON: ASCII unchanged, the bytes
+ * that are not UTF-8 as U+FFFD, and all of them exactly in the _hex field. */
 static void test_escape_roundtrip(void **state)
 {
-	char all[256], key[] = "\x02weird\"key\\\n";
+	char all[256], want[128 + 128 * 3 + 1], back[256];
+	char key[] = "\x02weird\"key\\\n", hex_key[sizeof(key) + 4];
 	const struct jv *got;
 	struct jv *v;
 	struct sink s;
@@ -108,19 +128,163 @@ static void test_escape_roundtrip(void **state)
 	for (int i = 1; i < 256; i++)
 		all[i - 1] = (char)i;
 	all[255] = '\0';
+	memcpy(want, all, 127);
+	for (int i = 0; i < 128; i++)
+		memcpy(want + 127 + 3 * i, "\xef\xbf\xbd", 3);
+	want[127 + 128 * 3] = '\0';
+	snprintf(hex_key, sizeof(hex_key), "%s_hex", key);
 	sink_open(&s);
 	json_str(&s.j, key, all);
 	out = sink_close(&s);
-	/* no raw control character reaches the output */
+	/* no raw control character, nothing but ASCII reaches the output */
 	for (char *p = out; *p && p[1]; p++)
-		assert_true((unsigned char)*p >= 0x20);
+		assert_true((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f);
 	v = parse_line(out);
 	got = jv_get(v, key);
 	assert_non_null(got);
 	assert_int_equal(got->type, JV_STR);
 	/* 0x7f is written as \u007f, which decodes to the same byte */
-	assert_string_equal(got->str, all);
+	assert_string_equal(got->str, want);
+	assert_int_equal(unhex(jv_get(v, hex_key), back, sizeof(back)), 255);
+	assert_memory_equal(back, all, 255);
+	assert_int_equal(v->n, 2);
 	jv_free(v);
+	free(out);
+}
+
+#define E_ACUTE "\xc3\xa9"
+#define E7 E_ACUTE E_ACUTE E_ACUTE E_ACUTE E_ACUTE E_ACUTE E_ACUTE
+
+struct str_case {
+	const char *in;
+	size_t len;		/* 0: strlen(in) */
+	const char *json;	/* exactly what is written after the "{" */
+	const char *str;	/* the string decoded */
+};
+
+static const struct str_case str_cases[] = {
+	{ "ab\xff", 0, "\"comm\":\"ab\\ufffd\",\"comm_hex\":\"6162ff\"}\n", "ab\xef\xbf\xbd" },
+	/* comm cut by the kernel at 15 bytes, mid-character */
+	{ E7 "\xc3", 0, "\"comm\":\"" E7 "\\ufffd\",\"comm_hex\":\"c3a9c3a9c3a9c3a9c3a9c3a9c3a9c3\"}\n",
+	  E7 "\xef\xbf\xbd" },
+	{ "\xc0\xaf", 0, "\"comm\":\"\\ufffd\\ufffd\",\"comm_hex\":\"c0af\"}\n",
+	  "\xef\xbf\xbd\xef\xbf\xbd" },
+	{ "\xed\xa0\x80", 0, "\"comm\":\"\\ufffd\\ufffd\\ufffd\",\"comm_hex\":\"eda080\"}\n",
+	  "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+	{ "\xf4\x90\x80\x80", 0,
+	  "\"comm\":\"\\ufffd\\ufffd\\ufffd\\ufffd\",\"comm_hex\":\"f4908080\"}\n",
+	  "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+	{ "\"\\\xfe\n", 0, "\"comm\":\"\\\"\\\\\\ufffd\\n\",\"comm_hex\":\"225cfe0a\"}\n",
+	  "\"\\\xef\xbf\xbd\n" },
+	/* valid UTF-8: as is, no _hex */
+	{ E7, 0, "\"comm\":\"" E7 "\"}\n", E7 },
+	{ "\xf0\x9f\x98\x80", 0, "\"comm\":\"\xf0\x9f\x98\x80\"}\n", "\xf0\x9f\x98\x80" },
+	{ "\x1b[31m", 0, "\"comm\":\"\\u001b[31m\"}\n", "\x1b[31m" },
+	/* C1 controls are valid UTF-8, escaped for terminals */
+	{ "\xc2\x85\xc2\x9b", 0, "\"comm\":\"\\u0085\\u009b\"}\n", "\xc2\x85\xc2\x9b" },
+	{ "\xc2\xa0", 0, "\"comm\":\"\xc2\xa0\"}\n", "\xc2\xa0" },
+	/* a fixed-size field: stops at the first NUL, or at its size */
+	{ "a\xff\0\xff", 4, "\"comm\":\"a\\ufffd\",\"comm_hex\":\"61ff\"}\n", "a\xef\xbf\xbd" },
+	{ "abcd\xff", 4, "\"comm\":\"abcd\"}\n", "abcd" },
+	{ "\xc3\xa9", 1, "\"comm\":\"\\ufffd\",\"comm_hex\":\"c3\"}\n", "\xef\xbf\xbd" },
+};
+
+static void test_invalid_utf8(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(str_cases) / sizeof(str_cases[0]); i++) {
+		const struct str_case *c = &str_cases[i];
+		size_t len = c->len ? c->len : strlen(c->in), n;
+		const struct jv *hex;
+		char back[64];
+		struct sink s;
+		struct jv *v;
+		char *out;
+
+		sink_open(&s);
+		json_strn(&s.j, "comm", c->in, len);
+		out = sink_close(&s);
+		CHECK(!strcmp(out + 1, c->json), "case %zu: wrote %s", i, out);
+		v = jv_parse(out);
+		CHECK(v, "case %zu: not valid JSON: %s", i, out);
+		if (!v) {
+			free(out);
+			continue;
+		}
+		CHECK(jv_get(v, "comm") && !strcmp(jv_get(v, "comm")->str, c->str),
+		      "case %zu: comm decodes wrong", i);
+		hex = jv_get(v, "comm_hex");
+		if (hex) {
+			n = unhex(hex, back, sizeof(back));
+			CHECK(n == strnlen(c->in, len) && !memcmp(back, c->in, n),
+			      "case %zu: comm_hex does not give the bytes back", i);
+		} else {
+			n = strnlen(c->in, len);
+			CHECK(strlen(jv_get(v, "comm")->str) == n && !memcmp(jv_get(v, "comm")->str, c->in, n),
+			      "case %zu: no comm_hex", i);
+		}
+		jv_free(v);
+		free(out);
+	}
+	CHECKS_END();
+}
+
+/* In an array there is no key to pair a _hex field with: U+FFFD only. */
+static void test_invalid_utf8_in_array(void **state)
+{
+	struct sink s;
+	char *out;
+
+	(void)state;
+	sink_open(&s);
+	json_open(&s.j, "a", '[');
+	json_str(&s.j, NULL, "x\xff");
+	json_close(&s.j, ']');
+	out = sink_close(&s);
+	assert_string_equal(out, "{\"a\":[\"x\\ufffd\"]}\n");
+	free(out);
+}
+
+/* Python's reader agrees that every line is JSON (decoding the line as
+ * strict UTF-8 first: json.loads(bytes) would let encoded surrogates
+ * through), and every _hex field is hex. */
+static void test_python_reads_it(void **state)
+{
+	static const char script[] =
+		"import json,sys\n"
+		"n = 0\n"
+		"for line in sys.stdin.buffer:\n"
+		"    o = json.loads(line.decode('utf-8'))\n"
+		"    bytes.fromhex(o.get('comm_hex', ''))\n"
+		"    n += 1\n"
+		"sys.exit(0 if n == int(sys.argv[1]) else 1)\n";
+	char cmd[64];
+	struct sink s;
+	FILE *py;
+	char *out;
+	size_t n = 0;
+
+	(void)state;
+	if (system("python3 -c '' 2>/dev/null") != 0)
+		skip();
+	sink_open(&s);
+	json_end(&s.j);
+	for (size_t i = 0; i < sizeof(str_cases) / sizeof(str_cases[0]); i++, n++) {
+		const struct str_case *c = &str_cases[i];
+
+		json_begin(&s.j, s.f);
+		json_strn(&s.j, "comm", c->in, c->len ? c->len : strlen(c->in));
+		json_end(&s.j);
+	}
+	json_begin(&s.j, s.f);
+	out = sink_close(&s);
+	assert_int_equal(setenv("TEST_JSON_SCRIPT", script, 1), 0);
+	snprintf(cmd, sizeof(cmd), "python3 -c \"$TEST_JSON_SCRIPT\" %zu", n + 2);
+	py = popen(cmd, "w");
+	assert_non_null(py);
+	fputs(out, py);
+	if (pclose(py) != 0)
+		fail_msg("python3 json.loads rejected: %s", out);
 	free(out);
 }
 
@@ -303,9 +467,13 @@ static void test_reader_is_strict(void **state)
 		"", "{", "{\"a\":1,}", "{\"a\" 1}", "{\"a\":01}", "{\"a\":1.}", "{\"a\":.5}",
 		"{\"a\":\"x\ty\"}", "{\"a\":\"\\x\"}", "{\"a\":nan}", "{\"a\":inf}", "{a:1}",
 		"{\"a\":1}{", "[1 2]", "{\"a\":\"\\u12\"}", "{\"a\":tru}",
+		/* JSON text is UTF-8 */
+		"[\"\xff\"]", "[\"\xc3\"]", "[\"\xc0\xaf\"]", "[\"\xed\xa0\x80\"]",
+		"[\"\xf4\x90\x80\x80\"]",
 	};
 	static const char *good[] = {
 		"{}", "[]", "{\"a\":[1,-2,3.5e-3,true,false,null,\"\\u00e9\"]}\n", " 0 ",
+		"[\"\xc3\xa9\xf0\x9f\x98\x80\"]",
 	};
 
 	(void)state;
@@ -331,6 +499,9 @@ int main(void)
 		cmocka_unit_test(test_empty_object),
 		cmocka_unit_test(test_escape_exact),
 		cmocka_unit_test(test_escape_roundtrip),
+		cmocka_unit_test(test_invalid_utf8),
+		cmocka_unit_test(test_invalid_utf8_in_array),
+		cmocka_unit_test(test_python_reads_it),
 		cmocka_unit_test(test_integers),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_numbers_valid),

@@ -3,12 +3,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include "tool.h"
 
 #ifndef TOOLS_VERSION
@@ -61,6 +63,7 @@ struct cli_state {
 	struct run_config *rc;
 	const struct argp_option *opts;
 	int positional;
+	bool given[MAX_OPTIONS];	/* by index in opts */
 	bool exit_ok;		/* -h or -V: printed, exit 0 */
 };
 
@@ -103,16 +106,52 @@ int parse_count(const char *s, long *out)
 	return parse_whole(s, LONG_MAX, out);
 }
 
-int parse_positive(const char *s, double *out)
+int parse_decimal(const char *s, double min, double max, double *out)
 {
-	char *end;
+	size_t digits = strspn(s, "0123456789");
+	size_t fraction = 0;
 	double v;
 
+	if (s[digits] == '.')
+		fraction = strspn(s + digits + 1, "0123456789");
+	if (digits + fraction == 0 || s[digits + (s[digits] == '.') + fraction])
+		return -1;
+	/* only digits and one '.' are left, so strtod cannot wander */
 	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v <= 0 || isspace((unsigned char)*s))
+	v = strtod(s, NULL);
+	if (errno || v < min || v > max)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+static int parse_seconds(const char *what, const char *arg, double *out, struct run_config *rc)
+{
+	if (parse_decimal(arg, SECONDS_MIN, SECONDS_MAX, out))
+		return cli_error(rc, "invalid %s '%s': expected seconds from %.10g to %.10g (%.10g days)",
+				 what, arg, SECONDS_MIN, SECONDS_MAX, SECONDS_MAX / 86400);
+	return 0;
+}
+
+/* Raw BTF (/sys/kernel/btf/vmlinux) or ELF with a .BTF section: what
+ * libbpf takes as btf_custom_path. Checked now, not at load time. */
+static int check_btf_file(const char *path, struct run_config *rc)
+{
+	libbpf_print_fn_t print;
+	struct stat sb;
+	struct btf *btf;
+
+	if (access(path, R_OK) || stat(path, &sb))
+		return cli_error(rc, "cannot read BTF file '%s': %s", path, strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		return cli_error(rc, "%s is not a BTF file (not a regular file)", path);
+	print = libbpf_set_print(NULL);	/* its warnings would be more lines */
+	btf = btf__parse(path, NULL);
+	libbpf_set_print(print);
+	if (!btf)	/* libbpf's reasons (ENOENT for no .BTF section) would mislead */
+		return cli_error(rc, "%s is not a BTF file (neither raw BTF nor ELF with a .BTF section)",
+				 path);
+	btf__free(btf);
 	return 0;
 }
 
@@ -136,21 +175,21 @@ static int parse_shared(int key, char *arg, struct cli_state *st)
 		strcpy(rc->comm, arg);
 		return 0;
 	case 'c':
+		if (!*arg)
+			return cli_error(rc, "invalid cgroup '': expected a cgroup v2 directory");
 		rc->cgroup = arg;
 		return 0;
 	case OPT_DURATION:
-		if (parse_positive(arg, &rc->duration))
-			return cli_error(rc, "invalid duration '%s': expected a positive number of seconds", arg);
-		return 0;
+		return parse_seconds("duration", arg, &rc->duration, rc);
 	case 'm':
-		rc->unit = UNIT_MSECS;
-		return 0;
 	case OPT_NS:
-		rc->unit = UNIT_NSECS;
+		if (rc->unit != UNIT_USECS && rc->unit != (key == 'm' ? UNIT_MSECS : UNIT_NSECS))
+			return cli_error(rc, "-m and --ns cannot be combined");
+		rc->unit = key == 'm' ? UNIT_MSECS : UNIT_NSECS;
 		return 0;
 	case OPT_BTF:
-		if (access(arg, R_OK))
-			return cli_error(rc, "cannot read BTF file '%s': %s", arg, strerror(errno));
+		if (check_btf_file(arg, rc))
+			return EINVAL;
 		rc->btf_path = arg;
 		return 0;
 	case OPT_PROBE:
@@ -178,9 +217,7 @@ static int parse_positional(char *arg, struct cli_state *st)
 
 	switch (st->positional++) {
 	case 0:
-		if (parse_positive(arg, &rc->interval))
-			return cli_error(rc, "invalid interval '%s': expected a positive number of seconds", arg);
-		return 0;
+		return parse_seconds("interval", arg, &rc->interval, rc);
 	case 1:
 		if (parse_count(arg, &rc->count))
 			return cli_error(rc, "invalid count '%s': expected a positive integer", arg);
@@ -189,7 +226,7 @@ static int parse_positional(char *arg, struct cli_state *st)
 	return cli_error(rc, "unexpected argument '%s'", arg);
 }
 
-static const struct argp_option *find_short(const struct argp_option *opts, int key)
+static const struct argp_option *find_option(const struct argp_option *opts, int key)
 {
 	for (const struct argp_option *o = opts; o->name || o->key; o++)
 		if (o->key == key)
@@ -211,7 +248,7 @@ static bool word_problem(struct cli_state *st, const char *word)
 	}
 	if (word[1] != '-') {
 		for (const char *c = word + 1; *c; c++) {
-			o = find_short(st->opts, *c);
+			o = find_option(st->opts, *c);
 			if (!o) {
 				cli_error(st->rc, "unknown option '-%c'", *c);
 				return true;
@@ -239,6 +276,22 @@ static bool word_problem(struct cli_state *st, const char *word)
 	}
 	cli_error(st->rc, "unknown option '%.*s'", (int)len + 2, word);
 	return true;
+}
+
+/* An option with a value given again: which one counts would be a guess. */
+static int given_twice(struct cli_state *st, int key)
+{
+	const struct argp_option *o = find_option(st->opts, key);
+
+	if (!o || !o->arg)
+		return 0;
+	if (!st->given[o - st->opts]) {
+		st->given[o - st->opts] = true;
+		return 0;
+	}
+	if (key > 0 && key < 128 && isalnum(key))
+		return cli_error(st->rc, "option '-%c' given twice", key);
+	return cli_error(st->rc, "option '--%s' given twice", o->name);
 }
 
 /* Name what getopt rejected. It has moved past the bad word, or not yet
@@ -277,7 +330,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		err = parse_positional(arg, st);
 		break;
 	default:
-		err = parse_shared(key, arg, st);
+		err = given_twice(st, key);
+		if (!err)
+			err = parse_shared(key, arg, st);
 		if (err == ARGP_ERR_UNKNOWN && st->tool->parse)
 			err = st->tool->parse(key, arg, st->rc);
 		if (err == ARGP_ERR_UNKNOWN)

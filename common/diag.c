@@ -13,6 +13,7 @@
 #include <linux/capability.h>
 #include <bpf/libbpf.h>
 #include "diag.h"
+#include "escape.h"
 #include "tool.h"
 
 #ifndef SECURITYFS_MAGIC
@@ -30,6 +31,7 @@
 
 #define LOG_LINES 48
 #define LOG_LINE_LEN 240
+#define DIAG_MSG_LEN 4096
 
 static const char *tool_name = "tool";
 static bool log_verbose;
@@ -41,14 +43,21 @@ void diag_set_tool(const char *name)
 	tool_name = name;
 }
 
+/* Messages echo user input and names from the traced system: escaped,
+ * so that they stay one line and cannot forge one (-p $'1\nreadlat: x'). */
 void diag_error(const char *fmt, ...)
 {
+	char msg[DIAG_MSG_LEN];
 	va_list ap;
+	int n;
 
-	fprintf(stderr, "%s: ", tool_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "%s: ", tool_name);
+	escape_text(stderr, msg, sizeof(msg));
+	if (n >= (int)sizeof(msg))
+		fputs("...", stderr);
 	fputc('\n', stderr);
 }
 
@@ -129,10 +138,55 @@ void diag_load_failure(int err, bool verbose)
 			   verbose ? "" : " (run with -v for libbpf's log)");
 }
 
+static __u64 effective_caps(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return 0;
+	return ((__u64)data[1].effective << 32) | data[0].effective;
+}
+
+#define HAS(eff, cap) (((eff) >> (cap)) & 1)
+
+/* What a user other than root needs (tracefs is root's, mode 0700). */
+#define NONROOT_CAPS "CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH"
+#define NONROOT_SETCAP "cap_bpf,cap_perfmon,cap_dac_read_search+ep"
+
+/* Append cap's name to @list ("A", "A and B", "A, B and C") if @want says
+ * whether eff has it. */
+static void name_cap(char *list, size_t len, __u64 eff, int cap, const char *name, bool want,
+		     int *n, int total)
+{
+	size_t used = strlen(list);
+
+	if (HAS(eff, cap) != want)
+		return;
+	snprintf(list + used, len - used, "%s%s", !*n ? "" : *n + 1 == total ? " and " : ", ", name);
+	(*n)++;
+}
+
+static void name_caps(char *list, size_t len, __u64 eff, bool want)
+{
+	static const struct { int cap; const char *name; } caps[] = {
+		{ CAP_BPF, "CAP_BPF" }, { CAP_PERFMON, "CAP_PERFMON" },
+		{ CAP_DAC_READ_SEARCH, "CAP_DAC_READ_SEARCH" },
+	};
+	int total = 0, n = 0;
+
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		total += HAS(eff, caps[i].cap) == want;
+	list[0] = '\0';
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		name_cap(list, len, eff, caps[i].cap, caps[i].name, want, &n, total);
+}
+
 bool diag_privileged(char *why, size_t len)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
+	char has[96], lacks[96];
 	__u64 eff;
 
 	if (syscall(SYS_capget, &hdr, data)) {
@@ -140,16 +194,65 @@ bool diag_privileged(char *why, size_t len)
 		return false;
 	}
 	eff = ((__u64)data[1].effective << 32) | data[0].effective;
-	if (eff & (1ULL << CAP_SYS_ADMIN)) {
+	if (HAS(eff, CAP_SYS_ADMIN)) {
 		snprintf(why, len, "CAP_SYS_ADMIN");
 		return true;
 	}
-	if ((eff & (1ULL << CAP_BPF)) && (eff & (1ULL << CAP_PERFMON))) {
-		snprintf(why, len, "CAP_BPF and CAP_PERFMON");
+	name_caps(has, sizeof(has), eff, true);
+	name_caps(lacks, sizeof(lacks), eff, false);
+	/* BPF and perf events need these two; reading tracefs is checked on
+	 * its own row, as a user may have been given access to it. */
+	if (HAS(eff, CAP_BPF) && HAS(eff, CAP_PERFMON)) {
+		if (lacks[0] && geteuid() != 0)
+			snprintf(why, len, "%s; without %s tracefs must be readable by uid %u",
+				 has, lacks, (unsigned int)geteuid());
+		else
+			snprintf(why, len, "%s", has);
 		return true;
 	}
-	snprintf(why, len, "needs root (or CAP_BPF and CAP_PERFMON); try: sudo %s", tool_name);
+	if (has[0])
+		snprintf(why, len, "has %s but lacks %s: needs root (or " NONROOT_CAPS "); try: sudo %s",
+			 has, lacks, tool_name);
+	else
+		snprintf(why, len, "needs root (or " NONROOT_CAPS "); try: sudo %s", tool_name);
 	return false;
+}
+
+/* Explain why @path cannot be read: which directory or file on the way
+ * keeps us out, and its mode. */
+void diag_denied(const char *path, int err, char *why, size_t len)
+{
+	char part[256], exe[256], blocker[320] = "";
+	__u64 eff = effective_caps();
+	struct stat st;
+	ssize_t n;
+	size_t end;
+
+	/* Walk down from tracefs: the first part we may not enter (or read). */
+	for (end = strlen(TRACEFS_PATH); end <= strlen(path) && end < sizeof(part); end++) {
+		if (path[end] != '/' && path[end] != '\0')
+			continue;
+		snprintf(part, sizeof(part), "%.*s", (int)end, path);
+		if (stat(part, &st))
+			break;
+		if (faccessat(AT_FDCWD, part, path[end] ? X_OK : R_OK, AT_EACCESS)) {
+			snprintf(blocker, sizeof(blocker), ": %s%smode %04o, owner %u:%u",
+				 path[end] ? part : "", path[end] ? " is " : "",
+				 (unsigned int)(st.st_mode & 07777), (unsigned int)st.st_uid,
+				 (unsigned int)st.st_gid);
+			break;
+		}
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	if (HAS(eff, CAP_DAC_READ_SEARCH) || HAS(eff, CAP_DAC_OVERRIDE))
+		snprintf(why, len, "cannot read %s (%s%s): a security policy (LSM) forbids it",
+			 path, err == EACCES ? "permission denied" : strerror(err), blocker);
+	else
+		snprintf(why, len, "cannot read %s (%s%s): run as root, or grant cap_dac_read_search "
+			 "as well (setcap " NONROOT_SETCAP " %s)", path,
+			 err == EACCES ? "permission denied" : strerror(err), blocker,
+			 exe[0] ? exe : tool_name);
 }
 
 bool diag_btf_present(void)
@@ -172,15 +275,32 @@ static bool tracefs_mounted(void)
 	return statfs(TRACEFS_PATH, &sfs) == 0 && sfs.f_type == TRACEFS_MAGIC;
 }
 
+/* Mounted is not enough: tracefs is root's, mode 0700, and the tracepoint
+ * ids in it are what attaching needs. */
+static bool tracefs_readable(char *why, size_t len)
+{
+	int fd = open(TRACEFS_PATH "/events", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	if (errno == EACCES || errno == EPERM)
+		diag_denied(TRACEFS_PATH "/events", errno, why, len);
+	else
+		snprintf(why, len, "cannot open %s/events: %s", TRACEFS_PATH, strerror(errno));
+	return false;
+}
+
 bool diag_tracefs(char *why, size_t len)
 {
 	if (tracefs_mounted()) {
 		snprintf(why, len, "%s", TRACEFS_PATH);
-		return true;
+		return tracefs_readable(why, len);
 	}
 	if (diag_can_mount() && mount("tracefs", TRACEFS_PATH, "tracefs", 0, NULL) == 0) {
 		snprintf(why, len, "%s (mounted it)", TRACEFS_PATH);
-		return true;
+		return tracefs_readable(why, len);
 	}
 	snprintf(why, len, "tracefs is not mounted at %s and could not be mounted (%s); "
 		 "mount it as root: mount -t tracefs tracefs %s",
@@ -210,17 +330,9 @@ const char *diag_lockdown(void)
 	return level;
 }
 
-bool diag_tracepoint_exists(const char *category_name)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), TRACEFS_PATH "/events/%s/id", category_name);
-	return access(path, R_OK) == 0;
-}
-
 static bool check_printing;
 static bool check_failed;
-static char first_failure[512];
+static char first_failure[1024];
 
 static const char *status_name(enum check_status st)
 {
@@ -243,7 +355,7 @@ void check_begin(bool print)
 
 void check_row(const char *what, enum check_status st, const char *fmt, ...)
 {
-	char detail[512];
+	char detail[1024];
 	va_list ap;
 
 	va_start(ap, fmt);

@@ -9,7 +9,8 @@
 #define KERNEL_BTF_PATH "/sys/kernel/btf/vmlinux"
 #define TRACEFS_PATH "/sys/kernel/tracing"
 
-/* Print "tool: message" on stderr. */
+/* Print "tool: message" on stderr, one line: the message is escaped as
+ * escape_text() does (common/escape.h). */
 void diag_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void diag_set_tool(const char *name);
 
@@ -25,7 +26,9 @@ bool diag_can_mount(void);
 bool diag_tracefs(char *why, size_t len);
 /* "none", or the active lockdown level, which blocks reading kernel memory. */
 const char *diag_lockdown(void);
-bool diag_tracepoint_exists(const char *category_name);
+/* @path (under TRACEFS_PATH) could not be read (@err: EACCES, EPERM): one
+ * line naming the directory or file that keeps us out, and the fix. */
+void diag_denied(const char *path, int err, char *why, size_t len);
 
 /* Rows of --check; with print=false they are only kept for -v. */
 void check_begin(bool print);

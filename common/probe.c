@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,16 +74,37 @@ static bool kernel_symbol(const char *name)
 	return found;
 }
 
+/* Attaching reads the id: open() it, not access(), which judges by the real
+ * uid without capabilities and so refuses a user given cap_dac_read_search. */
+int probe_tracepoint_access(const char *category_name, char *path, size_t len)
+{
+	int fd;
+
+	snprintf(path, len, TRACEFS_PATH "/events/%s/id", category_name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
 bool probe_available(const struct probe *p, char *why, size_t len)
 {
-	int id;
+	char path[256];
+	int id, err;
 
 	switch (p->kind) {
 	case PROBE_TRACEPOINT:
-		if (diag_tracepoint_exists(p->target))
+		err = probe_tracepoint_access(p->target, path, sizeof(path));
+		if (!err)
 			return true;
-		snprintf(why, len, "tracepoint %s does not exist on this kernel",
-			 p->target);
+		if (err == EACCES || err == EPERM)
+			diag_denied(path, err, why, len);
+		else if (err == ENOENT || err == ENOTDIR)
+			snprintf(why, len, "tracepoint %s does not exist on this kernel",
+				 p->target);
+		else
+			snprintf(why, len, "cannot read %s: %s", path, strerror(err));
 		return false;
 	case PROBE_FENTRY:
 		if (!kernel_btf()) {
@@ -129,7 +151,7 @@ static bool first_of_event(const struct tool *t, int i)
 
 static int select_event(const struct tool *t, int only_kind, struct probe_set *ps, int first)
 {
-	char why[256] = "", tried[512] = "", name[128], desc[160];
+	char why[512] = "", tried[1024] = "", name[128], desc[160];
 	const char *event = t->probes[first].event;
 	const char *kind = only_kind >= 0 ? probe_kind_name((enum probe_kind)only_kind) : "";
 	bool fallback = false, kind_offered = false;
@@ -198,7 +220,10 @@ int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object 
 {
 	char msg[128];
 
-	for (int i = 0; i < t->nprobes; i++) {
+	/* Last to first: a tool lists an operation's start before its end,
+	 * so every end is in place before the first start is recorded, and
+	 * the files the attach itself reads are never half-timed. */
+	for (int i = t->nprobes - 1; i >= 0; i--) {
 		const struct probe *p = &t->probes[i];
 
 		if (!ps->chosen[i])

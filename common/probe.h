@@ -17,11 +17,16 @@ struct probe_set {
 
 const char *probe_kind_name(enum probe_kind kind);
 bool probe_available(const struct probe *p, char *why, size_t len);
+/* 0 if the id of tracepoint "category/name" (in @path) can be read, as
+ * attaching needs; else an errno: ENOENT if the kernel lacks it, EACCES or
+ * EPERM if tracefs is closed to us. */
+int probe_tracepoint_access(const char *category_name, char *path, size_t len);
 /* Pick one probe per wanted event (of kind only_kind, unless it is -1) and
  * report each with check_row(). Returns 0 if every wanted event has one. */
 int probes_select(const struct tool *t, int only_kind, struct probe_set *ps);
 /* Load only the chosen programs. */
 int probes_autoload(const struct tool *t, const struct probe_set *ps, struct bpf_object *obj);
+/* Attach the chosen probes, in the reverse order of the tool's list. */
 int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object *obj);
 void probes_detach(const struct tool *t, struct probe_set *ps);
 

@@ -20,6 +20,7 @@ common_teardown() {
 	done
 	touch "$T/go" "$T/hold"
 	wait 2>/dev/null || true
+	[ -z "${NONROOT_DIR:-}" ] || rm -rf "$NONROOT_DIR"
 }
 
 # wait_for FILE REGEX: until a line of FILE matches, at most WAIT_SECS.
@@ -127,4 +128,97 @@ cgroup2_root() {
 	local m
 	m=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 	[ -n "$m" ] && echo "$m"
+}
+
+# What README.md documents for running a tool as a user other than root.
+NONROOT_CAPS=bpf,perfmon,dac_read_search
+NOBODY=65534
+
+# nonroot_setup TOOL CAPS: a copy of TOOL that uid NOBODY may execute (BUILD
+# may sit under a directory closed to it) in EXE, and in NONROOT the setpriv
+# command that runs as uid/gid NOBODY, no groups, with exactly CAPS ("a,b",
+# no "cap_" prefix) inheritable, ambient and bounding; with CAPS "" none is
+# inherited and the bounding set is left alone (file capabilities decide).
+# Skips the test if setpriv cannot do that here.
+nonroot_setup() {
+	local tool=$1 caps=$2 sets=-all out
+	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
+	[ -n "${NONROOT_DIR:-}" ] || NONROOT_DIR=$(mktemp -d /tmp/tracetools-nonroot.XXXXXX)
+	chmod 755 "$NONROOT_DIR"
+	cp "$BUILD/$tool" "$NONROOT_DIR/"
+	EXE=$NONROOT_DIR/$tool
+	NONROOT=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
+	if [ -z "$caps" ]; then
+		NONROOT+=(--inh-caps=-all)
+		return 0
+	fi
+	sets="-all,+${caps//,/,+}"
+	NONROOT+=(--inh-caps="$sets" --ambient-caps="$sets" --bounding-set="$sets")
+	out=$("${NONROOT[@]}" grep '^CapAmb:' /proc/self/status 2>&1) ||
+		skip "setpriv cannot give uid $NOBODY ambient capabilities $caps here: $out"
+	[[ "$out" =~ CapAmb:[[:space:]]+0*[1-9a-f] ]] ||
+		skip "setpriv set no ambient capabilities ($out): needs util-linux 2.31+ and Linux 4.3+"
+}
+
+# start_tool_nonroot [args]: start_tool for "${NONROOT[@]}" "$EXE" (setpriv
+# execs the tool: TOOL_JOB is the tool itself).
+start_tool_nonroot() {
+	"${NONROOT[@]}" "$EXE" "$@" > "$T/out" 2> "$T/err" &
+	TOOL_JOB=$!
+	watchdog "$TOOL_JOB"
+	wait_for "$T/err" 'Hit Ctrl-C to end'
+}
+
+# The effective capabilities of a running process, as a capability mask.
+cap_eff() { awk '$1 == "CapEff:" { print $2 }' "/proc/$1/status"; }
+cap_mask() {
+	local c m=0
+	for c in "$@"; do m=$((m | 1 << c)); done
+	printf '%016x\n' "$m"
+}
+
+# json_strict FILE: every line of FILE is one JSON object, in strict UTF-8
+# (decoded as bytes: an invalid byte fails), with no NaN or Infinity.
+json_strict() {
+	python3 -c '
+import json, sys
+def bad(c):
+    raise ValueError("not JSON: " + c)
+for n, line in enumerate(sys.stdin.buffer, 1):
+    try:
+        o = json.loads(line.decode("utf-8"), parse_constant=bad)
+        assert isinstance(o, dict), "not an object"
+    except Exception as e:
+        sys.exit("line %d: %s: %r" % (n, e, line))
+' < "$1"
+}
+
+# json_key_field FILE PID FIELD BYTES TEXT: the objects of FILE with
+# key.pid PID (at least one) have key.FIELD == TEXT (a JSON string literal,
+# as the reader must see it); when BYTES (the name the process really has)
+# is not valid UTF-8 they also have key.FIELD_hex, which decodes back to
+# exactly BYTES, and when it is valid they have no FIELD_hex.
+json_key_field() {
+	python3 -c '
+import json, os, sys
+path, pid, field, raw, text = sys.argv[1], int(sys.argv[2]), sys.argv[3], os.fsencode(sys.argv[4]), json.loads(sys.argv[5])
+objs = [json.loads(l.decode("utf-8")) for l in open(path, "rb")]
+objs = [o for o in objs if o.get("key", {}).get("pid") == pid]
+if not objs:
+    sys.exit("no object with key.pid %d" % pid)
+try:
+    raw.decode("utf-8")
+    valid = True
+except UnicodeDecodeError:
+    valid = False
+for o in objs:
+    k = o["key"]
+    if k.get(field) != text:
+        sys.exit("key.%s is %r, expected %r" % (field, k.get(field), text))
+    hexv = k.get(field + "_hex")
+    if valid and hexv is not None:
+        sys.exit("key.%s is valid UTF-8 but has %s_hex %r" % (field, field, hexv))
+    if not valid and (hexv is None or hexv != hexv.lower() or bytes.fromhex(hexv) != raw):
+        sys.exit("key.%s_hex is %r, expected %r" % (field, hexv, raw.hex()))
+' "$@"
 }

@@ -8,19 +8,22 @@
 # Test programs are linked dynamically whatever STATIC says for the tools.
 
 UNIT_DIR := $(OUTPUT)/tests/unit
-UNIT_TESTS := hist json output cli
+UNIT_TESTS := hist json output cli escape
 UNIT_BINS := $(UNIT_TESTS:%=$(UNIT_DIR)/test_%)
 UNIT_LDLIBS ?= -lcmocka -lbpf -lelf -lz -lm
 UNIT_CPPFLAGS := -Itests/unit
 UNIT_HDRS := $(wildcard tests/unit/*.h)
 
 # What each test program links besides its own test_<name>.c: the objects
-# of common/ under test (none of them needs libbpf) and test helpers.
+# of common/ under test and test helpers (diag.o, and cli.o for --btf,
+# need libbpf).
 UNIT_LINK_hist := $(OUTPUT)/common/hist.o
-UNIT_LINK_json := $(OUTPUT)/common/json.o $(UNIT_DIR)/minijson.o
+UNIT_LINK_json := $(OUTPUT)/common/json.o $(OUTPUT)/common/escape.o $(UNIT_DIR)/minijson.o
 UNIT_LINK_output := $(OUTPUT)/common/output.o $(OUTPUT)/common/hist.o \
-	$(OUTPUT)/common/json.o $(UNIT_DIR)/minijson.o
+	$(OUTPUT)/common/json.o $(OUTPUT)/common/escape.o $(UNIT_DIR)/minijson.o
 UNIT_LINK_cli := $(OUTPUT)/common/cli.o
+UNIT_LINK_escape := $(OUTPUT)/common/escape.o $(OUTPUT)/common/diag.o \
+	$(OUTPUT)/common/cli.o
 
 $(UNIT_DIR):
 	$(Q)mkdir -p $@

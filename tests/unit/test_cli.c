@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <linux/btf.h>
 #include "tool.h"
 #include "checks.h"
 
@@ -214,6 +215,11 @@ static void test_positional(void **state)
 	expect_run(RUN(&tool_full, "0.5", "3"));
 	assert_true(rc.interval == 0.5);
 	assert_int_equal(rc.count, 3);
+	/* the ends of the range */
+	expect_run(RUN(&tool_full, "0.001"));
+	assert_true(rc.interval == SECONDS_MIN);
+	expect_run(RUN(&tool_full, "31536000"));
+	assert_true(rc.interval == SECONDS_MAX);
 	/* options and positionals mix */
 	expect_run(RUN(&tool_full, "2", "-m", "10", "-p", "3"));
 	assert_true(rc.interval == 2);
@@ -232,6 +238,12 @@ static void test_positional_invalid(void **state)
 	USAGE(RUN(&tool_full, "1s"), "invalid interval", "'1s'");
 	USAGE(RUN(&tool_full, "inf"), "invalid interval", "'inf'");
 	USAGE(RUN(&tool_full, "nan"), "invalid interval", "'nan'");
+	USAGE(RUN(&tool_full, "1e300"), "invalid interval", "'1e300'", "0.001 to 31536000");
+	USAGE(RUN(&tool_full, "0.0000001"), "invalid interval", "0.001 to 31536000");
+	USAGE(RUN(&tool_full, "0.0009"), "invalid interval", "0.001 to 31536000");
+	USAGE(RUN(&tool_full, "31536000.5"), "invalid interval", "0.001 to 31536000");
+	USAGE(RUN(&tool_full, "0x10"), "invalid interval", "'0x10'");
+	USAGE(RUN(&tool_full, " 5"), "invalid interval", "' 5'");
 	USAGE(RUN(&tool_full, "1", "0"), "invalid count", "'0'");
 	USAGE(RUN(&tool_full, "1", "-1"), "invalid", "'-1'");
 	USAGE(RUN(&tool_full, "1", "2.5"), "invalid count", "'2.5'");
@@ -321,6 +333,52 @@ static void test_units(void **state)
 	assert_int_equal(rc.unit, UNIT_NSECS);
 	expect_run(RUN0(&tool_full));
 	assert_int_equal(rc.unit, UNIT_USECS);
+	/* the same unit twice is no conflict */
+	expect_run(RUN(&tool_full, "-m", "--milliseconds"));
+	assert_int_equal(rc.unit, UNIT_MSECS);
+	expect_run(RUN(&tool_full, "--ns", "--ns"));
+	assert_int_equal(rc.unit, UNIT_NSECS);
+}
+
+static void test_units_conflict(void **state)
+{
+	(void)state;
+	USAGE(RUN(&tool_full, "-m", "--ns"), "-m", "--ns", "cannot be combined");
+	USAGE(RUN(&tool_full, "--ns", "-m"), "-m", "--ns", "cannot be combined");
+	USAGE(RUN(&tool_full, "--ns", "--milliseconds"), "cannot be combined");
+}
+
+/* An option with a value given twice: neither silently wins. */
+static void test_given_twice(void **state)
+{
+	static const struct {
+		const char *args[5];
+		const char *want;
+	} cases[] = {
+		{ { "-p", "1", "-p", "2" }, "option '-p' given twice" },
+		{ { "-p", "1", "--pid=1" }, "option '-p' given twice" },
+		{ { "-t", "1", "-t", "2" }, "option '-t' given twice" },
+		{ { "-n", "a", "-n", "b" }, "option '-n' given twice" },
+		{ { "-na", "--name", "b" }, "option '-n' given twice" },
+		{ { "-c", "/a", "-c", "/b" }, "option '-c' given twice" },
+		{ { "--duration", "1", "--duration", "2" }, "option '--duration' given twice" },
+		{ { "--btf", "/nonexistent", "--btf", "/x" }, "cannot read BTF file" }, /* first error */
+		{ { "--probe", "kprobe", "--probe", "fentry" }, "option '--probe' given twice" },
+		{ { "-L", "1", "--min=2" }, "option '-L' given twice" }, /* a tool's own too */
+		{ { "-p", "1", "-p", "x" }, "option '-p' given twice" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		enum cli_result r = run_argv(&tool_full, cases[i].args);
+
+		CHECK(r == CLI_USAGE && strstr(rc.err, cases[i].want),
+		      "%s %s ...: got %d \"%s\", want \"%s\"", cases[i].args[0],
+		      cases[i].args[1], r, rc.err, cases[i].want);
+	}
+	CHECKS_END();
+	/* flags may repeat */
+	expect_run(RUN(&tool_full, "-j", "-j", "-v", "--verbose", "-T", "-T"));
 }
 
 static void test_duration(void **state)
@@ -333,6 +391,16 @@ static void test_duration(void **state)
 	USAGE(RUN(&tool_full, "--duration", "0"), "invalid duration", "'0'");
 	USAGE(RUN(&tool_full, "--duration", "-1"), "invalid duration", "'-1'");
 	USAGE(RUN(&tool_full, "--duration", "abc"), "invalid duration", "'abc'");
+	/* the same range as the interval, stated in the message */
+	expect_run(RUN(&tool_full, "--duration", "0.001"));
+	assert_true(rc.duration == SECONDS_MIN);
+	expect_run(RUN(&tool_full, "--duration", "31536000"));
+	assert_true(rc.duration == SECONDS_MAX);
+	USAGE(RUN(&tool_full, "--duration", "1e300"), "invalid duration", "0.001 to 31536000", "365 days");
+	USAGE(RUN(&tool_full, "--duration", "31536001"), "invalid duration", "0.001 to 31536000");
+	USAGE(RUN(&tool_full, "--duration", "0.0000001"), "invalid duration", "0.001 to 31536000");
+	USAGE(RUN(&tool_full, "--duration", "0x10"), "invalid duration", "'0x10'");
+	USAGE(RUN(&tool_full, "--duration", " 5"), "invalid duration", "' 5'");
 	USAGE(RUN(&tool_full, "1", "--duration", "5"), "--duration", "cannot be combined");
 }
 
@@ -358,6 +426,8 @@ static void test_flags(void **state)
 	assert_true(rc.check);
 	assert_true(rc.self_cost);
 	assert_string_equal(rc.cgroup, "/sys/fs/cgroup/a");
+	USAGE(RUN(&tool_full, "-c", ""), "invalid cgroup ''");
+	USAGE(RUN(&tool_full, "--cgroup="), "invalid cgroup ''");
 	expect_run(RUN(&tool_full, "-Tjv"));
 	assert_true(rc.timestamp && rc.json && rc.verbose);
 	/* the previous run's flags do not leak */
@@ -365,13 +435,50 @@ static void test_flags(void **state)
 	assert_false(rc.timestamp || rc.json || rc.verbose);
 }
 
+/* A raw BTF file holding one type, int, like /sys/kernel/btf/vmlinux
+ * holds thousands; its path in @path. */
+static void write_raw_btf(char *path)
+{
+	static const char strings[] = "\0int";
+	struct {
+		struct btf_header hdr;
+		struct btf_type type;
+		__u32 encoding;
+		char strings[sizeof(strings)];
+	} __attribute__((packed)) raw = {
+		.hdr = {
+			.magic = BTF_MAGIC, .version = BTF_VERSION, .hdr_len = sizeof(struct btf_header),
+			.type_off = 0, .type_len = sizeof(struct btf_type) + sizeof(__u32),
+			.str_off = sizeof(struct btf_type) + sizeof(__u32), .str_len = sizeof(strings),
+		},
+		.type = { .name_off = 1, .info = BTF_KIND_INT << 24, .size = 4 },
+		.encoding = BTF_INT_SIGNED << 24 | 32,
+	};
+	int fd;
+
+	memcpy(raw.strings, strings, sizeof(strings));
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, &raw, sizeof(raw)), sizeof(raw));
+	close(fd);
+}
+
 static void test_btf(void **state)
 {
+	char btf[] = "/tmp/test_cli_btf.XXXXXX";
+
 	(void)state;
-	expect_run(RUN(&tool_full, "--btf", "/dev/null"));
-	assert_string_equal(rc.btf_path, "/dev/null");
+	write_raw_btf(btf);
+	expect_run(RUN(&tool_full, "--btf", btf));
+	assert_string_equal(rc.btf_path, btf);
+	unlink(btf);
 	USAGE(RUN(&tool_full, "--btf", "/nonexistent/vmlinux"), "cannot read BTF file",
 	      "/nonexistent/vmlinux");
+	/* readable, but not BTF: text, ELF without .BTF, not a file */
+	USAGE(RUN(&tool_full, "--btf", "/etc/passwd"), "/etc/passwd is not a BTF file (");
+	USAGE(RUN(&tool_full, "--btf", "/proc/self/exe"), "is not a BTF file (");
+	USAGE(RUN(&tool_full, "--btf", "/dev/null"), "/dev/null is not a BTF file (");
+	USAGE(RUN(&tool_full, "--btf", "/tmp"), "/tmp is not a BTF file (");
 }
 
 static void test_tool_option(void **state)
@@ -387,7 +494,9 @@ static void test_tool_option(void **state)
 	USAGE(RUN(&tool_full, "-L", "5000", "-m"), "minimum too large");
 	expect_run(RUN(&tool_full, "-L", "5000"));
 	/* a shared option is never handed to the tool */
-	expect_run(RUN(&tool_full, "-p", "3", "-m", "-j", "--ns", "--duration", "1"));
+	expect_run(RUN(&tool_full, "-p", "3", "-m", "-j", "--duration", "1"));
+	assert_false(tool_saw_shared);
+	expect_run(RUN(&tool_full, "-t", "3", "--ns", "--probe", "kprobe", "-c", "/a"));
 	assert_false(tool_saw_shared);
 }
 
@@ -430,8 +539,9 @@ static void test_bad_option_word(void **state)
 }
 
 /*
- * Regression (was a bug): parse_pid(), parse_positive() and parse_count() reject a
- * leading ' ' but not the other whitespace strtol()/strtod() skip.
+ * Regression (was a bug): parse_pid(), parse_positive() (now parse_decimal())
+ * and parse_count() reject a leading ' ' but not the other whitespace
+ * strtol()/strtod() skip.
  */
 static void test_parse_leading_whitespace(void **state)
 {
@@ -443,7 +553,7 @@ static void test_parse_leading_whitespace(void **state)
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(ws); i++) {
 		CHECK(parse_pid(ws[i], &pid) != 0, "parse_pid accepts \"\\x%02x5\"", ws[i][0]);
-		CHECK(parse_positive(ws[i], &d) != 0, "parse_positive accepts \"\\x%02x5\"", ws[i][0]);
+		CHECK(parse_decimal(ws[i], 0, 10, &d) != 0, "parse_decimal accepts \"\\x%02x5\"", ws[i][0]);
 		CHECK(parse_count(ws[i], &n) != 0, "parse_count accepts \"\\x%02x5\"", ws[i][0]);
 	}
 	CHECKS_END();
@@ -472,29 +582,45 @@ static void test_parse_pid(void **state)
 	}
 }
 
-static void test_parse_positive(void **state)
+static void test_parse_decimal(void **state)
 {
+	static const struct {
+		const char *s;
+		double want;
+	} good[] = {
+		{ "1", 1 }, { "0.25", 0.25 }, { ".5", 0.5 }, { "5.", 5 }, { "007", 7 },
+		{ "0", 0 }, { "0.0", 0 }, { "1000", 1000 }, { "999.999", 999.999 },
+	};
+	/* in 0..1000: bad syntax, or outside the range */
 	static const char *bad[] = {
-		"", "0", "0.0", "-1", "-0.001", " 1", "1 ", "1s", "x", "inf", "-inf", "nan",
-		"infinity", "1e999", "1e-400",
+		"", ".", "-1", "-0", "+1", "-0.001", " 1", "1 ", "\t1", "1\n", "1s", "x", "1,5",
+		"1.2.3", "..5", "1e3", "1E3", "1e-3", "0x10", "0X1p3", "inf", "-inf", "nan",
+		"infinity", "1e999", "1000.001", "1001",
+		"100000000000000000000000000000000000000000000000000000000000000000000000000000000"
+		"000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+		"000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+		"000000000000000000000000000000000000000000000000000000000000000000000000000000000",
 	};
 	double d;
 
 	(void)state;
-	assert_int_equal(parse_positive("1", &d), 0);
-	assert_true(d == 1);
-	assert_int_equal(parse_positive("0.25", &d), 0);
-	assert_true(d == 0.25);
-	assert_int_equal(parse_positive("1e3", &d), 0);
-	assert_true(d == 1000);
-	assert_int_equal(parse_positive(".5", &d), 0);
-	assert_true(d == 0.5);
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		d = 777;
+		CHECK(parse_decimal(good[i].s, 0, 1000, &d) == 0 && d == good[i].want,
+		      "parse_decimal(\"%s\") gave %g", good[i].s, d);
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		d = 777;
-		if (parse_positive(bad[i], &d) == 0)
-			fail_msg("parse_positive accepted \"%s\"", bad[i]);
-		assert_true(d == 777);
+		CHECK(parse_decimal(bad[i], 0, 1000, &d) != 0, "parse_decimal accepted \"%s\"", bad[i]);
+		CHECK(d == 777, "parse_decimal(\"%s\") wrote %g on error", bad[i], d);
 	}
+	/* the range is inclusive at both ends */
+	CHECK(parse_decimal("0.001", SECONDS_MIN, SECONDS_MAX, &d) == 0, "minimum refused");
+	CHECK(parse_decimal("31536000", SECONDS_MIN, SECONDS_MAX, &d) == 0, "maximum refused");
+	CHECK(parse_decimal("0.0009999", SECONDS_MIN, SECONDS_MAX, &d) != 0, "under minimum taken");
+	CHECK(parse_decimal("0", SECONDS_MIN, SECONDS_MAX, &d) != 0, "0 taken for seconds");
+	CHECK(parse_decimal("31536000.001", SECONDS_MIN, SECONDS_MAX, &d) != 0, "over maximum taken");
+	CHECKS_END();
 }
 
 static void test_parse_count(void **state)
@@ -548,6 +674,8 @@ int main(void)
 		cmocka_unit_test(test_help_text),
 		cmocka_unit_test(test_bad_option_word),
 		cmocka_unit_test(test_units),
+		cmocka_unit_test(test_units_conflict),
+		cmocka_unit_test(test_given_twice),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_name),
 		cmocka_unit_test(test_flags),
@@ -555,7 +683,7 @@ int main(void)
 		cmocka_unit_test(test_tool_option),
 		cmocka_unit_test(test_first_error_wins),
 		cmocka_unit_test(test_parse_pid),
-		cmocka_unit_test(test_parse_positive),
+		cmocka_unit_test(test_parse_decimal),
 		cmocka_unit_test(test_parse_count),
 		cmocka_unit_test(test_parse_leading_whitespace),
 		cmocka_unit_test(test_cli_error),

@@ -12,8 +12,13 @@
 const volatile __u32 filter_tgid = 0;
 const volatile __u32 filter_tid = 0;
 const volatile bool filter_by_comm = false;
-const volatile char filter_comm[FILTER_COMM_LEN] = {};
+const volatile __u64 filter_comm[FILTER_COMM_LEN / 8] = {};
 const volatile bool filter_by_cgroup = false;
+/* The tool runs in a PID namespace other than the initial one: PIDs in
+ * filters and output are that namespace's (nsfs device and inode of
+ * /proc/self/ns/pid), and tasks it cannot see have none (0). */
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -22,25 +27,35 @@ struct {
 	__type(value, __u32);
 } filter_cgroup SEC(".maps");
 
+/* tgid << 32 | tid of the current thread, as the user's PID namespace
+ * numbers them (0 where it cannot see the thread). */
+static __always_inline __u64 current_ids(void)
+{
+	/* struct bpf_pidns_info, declared here: a vmlinux.h type would make
+	 * its field accesses CO-RE relocations. */
+	struct { __u32 pid, tgid; } ns;
+
+	if (!pidns_ino)
+		return bpf_get_current_pid_tgid();
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, (void *)&ns, sizeof(ns)))
+		return 0;
+	return (__u64)ns.tgid << 32 | ns.pid;
+}
+
+/* bpf_get_current_comm() zero-pads, so two words compare the name. */
 static __always_inline bool comm_matches(void)
 {
-	char comm[FILTER_COMM_LEN];
+	__u64 comm[FILTER_COMM_LEN / 8];
 
 	bpf_get_current_comm(comm, sizeof(comm));
-	for (int i = 0; i < FILTER_COMM_LEN; i++) {
-		if (comm[i] != filter_comm[i])
-			return false;
-		if (!comm[i])
-			break;
-	}
-	return true;
+	return comm[0] == filter_comm[0] && comm[1] == filter_comm[1];
 }
 
 /* The process and thread filters alone: the cheap part of traced(). */
 static __always_inline bool traced_ids(void)
 {
 	if (filter_tgid || filter_tid) {
-		__u64 id = bpf_get_current_pid_tgid();
+		__u64 id = current_ids();
 
 		if (filter_tgid && (__u32)(id >> 32) != filter_tgid)
 			return false;
@@ -50,6 +65,9 @@ static __always_inline bool traced_ids(void)
 	return true;
 }
 
+/* Every filter the user gave; the first thing every program calls, at
+ * both ends of an operation, so that an event filtered out costs no map
+ * work and no clock read. */
 static __always_inline bool traced(void)
 {
 	if (!traced_ids())

@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * In-kernel histograms. Two shapes, both exact across interval reads:
- *  - one global histogram in .bss: user space drains it with atomic
- *    exchanges on the mmap'd page, so no add is lost between read and clear;
- *  - keyed histograms in a hash map reached through a one-slot
+ * In-kernel histograms, exact across interval reads and consistent within
+ * one interval (count, sum, max and min of the same reads):
+ *  - the single histogram lives in a double-buffered .bss interval
+ *    (struct hist_interval): programs add to intervals[interval_cur & 1],
+ *    user space flips interval_cur, waits for running programs and drains
+ *    the retired buffer (common/drain.c);
+ *  - keyed histograms live in a hash map reached through a one-slot
  *    ARRAY_OF_MAPS: user space swaps the inner map (the update waits for
  *    running programs via synchronize_rcu) and drains the retired one.
+ * Inner maps are preallocated: a tracing program that uses a
+ * non-preallocated hash makes 5.12-6.0 kernels print a WARN and PREEMPT_RT
+ * kernels refuse the load.
  */
 #ifndef HIST_BPF_H
 #define HIST_BPF_H
@@ -17,7 +23,6 @@
 	struct {							\
 		__uint(type, BPF_MAP_TYPE_HASH);			\
 		__uint(max_entries, entries);				\
-		__uint(map_flags, BPF_F_NO_PREALLOC);			\
 		__type(key, key_type);					\
 		__type(value, struct hist);				\
 	} name SEC(".maps")
@@ -30,48 +35,79 @@
 		__array(values, inner);					\
 	} name SEC(".maps")
 
-/* Keys that found the keyed map full: reported to the user as lost. */
-__u64 hist_lost_keys SEC(".bss");
+struct hist_interval intervals[2] SEC(".bss");
+__u32 interval_cur SEC(".bss");
+
+/* The unit the buckets count in (enum hist_unit); set by the runtime. */
+const volatile __u8 hist_unit = UNIT_USECS;
 
 /* A zeroed value to insert new keys from: 2 KiB is too big for the stack. */
 const struct hist hist_zero = {};
 
-static __always_inline void hist_add(struct hist *h, __u64 v)
+static __always_inline struct hist_interval *interval_now(void)
 {
-	__u32 idx = hist_bucket(v);
+	return &intervals[interval_cur & 1];
+}
+
+/* Raise *p to v; a new maximum is rare after warm-up: usually one load. */
+static __always_inline void raise_to(__u64 *p, __u64 v)
+{
 	__u64 old;
 
-	if (idx >= HIST_BUCKETS)
-		idx = HIST_BUCKETS - 1;
-	__sync_fetch_and_add(&h->buckets[idx], 1);
-	__sync_fetch_and_add(&h->sum, v);
-	/* A new maximum is rare after warm-up: usually one load, no CAS. */
 	for (int i = 0; i < 4; i++) {
-		old = h->max;
+		old = *p;
 		if (v <= old)
 			break;
-		if (__sync_val_compare_and_swap(&h->max, old, v) == old)
+		if (__sync_val_compare_and_swap(p, old, v) == old)
 			break;
 	}
 }
 
-/* The histogram for @key in the current inner map, created on first use. */
-static __always_inline struct hist *hist_keyed(void *slot, const void *key)
+/* Count @raw (kept exact in sum/max/min) in the bucket of @v (its value
+ * in the display unit). */
+static __always_inline void hist_add(struct hist *h, __u64 raw, __u64 v)
+{
+	__u32 idx = hist_bucket(v);
+
+	if (idx >= HIST_BUCKETS)
+		idx = HIST_BUCKETS - 1;
+	__sync_fetch_and_add(&h->buckets[idx], 1);
+	__sync_fetch_and_add(&h->sum, raw);
+	raise_to(&h->max, raw);
+	raise_to(&h->min_inv, ~raw);
+}
+
+/* A latency in nanoseconds, bucketed in the unit the user asked for. */
+static __always_inline void hist_add_ns(struct hist *h, __u64 ns)
+{
+	__u64 v = ns;
+
+	if (hist_unit == UNIT_USECS)
+		v = ns / 1000;
+	else if (hist_unit == UNIT_MSECS)
+		v = ns / 1000000;
+	hist_add(h, ns, v);
+}
+
+/* The histogram for @key in the current inner map, created on first use;
+ * *created tells the caller to record what it names the key by. */
+static __always_inline struct hist *hist_keyed(void *slot, const void *key, bool *created)
 {
 	__u32 zero = 0;
 	struct hist *h;
 	void *inner;
 
+	*created = false;
 	inner = bpf_map_lookup_elem(slot, &zero);
 	if (!inner)
 		return NULL;
 	h = bpf_map_lookup_elem(inner, key);
 	if (h)
 		return h;
-	bpf_map_update_elem(inner, key, &hist_zero, BPF_NOEXIST);
+	*created = !bpf_map_update_elem(inner, key, &hist_zero, BPF_NOEXIST);
 	h = bpf_map_lookup_elem(inner, key);
 	if (!h)
-		__sync_fetch_and_add(&hist_lost_keys, 1);
+		__sync_fetch_and_add(&interval_now()->lost_keys, 1);
 	return h;
 }
 

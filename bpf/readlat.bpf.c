@@ -1,27 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* readlat: latency of read-family syscalls, from entry to exit. */
+/* readlat: latency of read-family syscalls, from entry to exit, as the
+ * application experiences them (a read restarted after a signal is one). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "hist.bpf.h"
 #include "filter.bpf.h"
+#include "kernel.bpf.h"
 #include "syscall_tp.bpf.h"
+#include "signal_tp.bpf.h"
 #include "readlat.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u8 mode = READLAT_HIST;
-const volatile __u8 unit = UNIT_USECS;
 const volatile bool errors_in_hist = false;
 const volatile bool use_task_storage = true;
 const volatile __u64 slower_ns = 0;
 
-struct hist hist SEC(".bss");
 /* --slower keeps counts only: a histogram per read would be wasted work. */
 struct readlat_totals totals SEC(".bss");
 
 struct start {
-	__u64 ts;
-	__s64 fd;
+	__u64 ts;		/* entry time; 0: no read in progress */
+	__u64 exit_ts;		/* when it returned a restart code */
+	__s32 fd;
+	__s32 restart;		/* that code, until a restart or a signal decides */
 };
 
 /* Where a thread's entry time waits for its exit: task storage, freed
@@ -44,60 +47,85 @@ KEYED_HIST_MAP(hists_a, struct readlat_key, READLAT_MAX_KEYS);
 KEYED_HIST_MAP(hists_b, struct readlat_key, READLAT_MAX_KEYS);
 KEYED_HIST_SLOT(hists, hists_a);
 
+/* -P: the name of each process, recorded when its key is created. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, READLAT_MAX_NAMES);
+	__type(key, __u32);
+	__type(value, char[FILTER_COMM_LEN]);
+} names SEC(".maps");
+
+/* -F: files whose name was already sent to user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, READLAT_MAX_NAMES);
+	__type(key, struct readlat_key);
+	__type(value, __u8);
+} files_sent SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, READLAT_RINGBUF_BYTES);
 } events SEC(".maps");
 
-static __always_inline void start_record(__u64 fd)
+static __always_inline __u32 current_tid(void)
 {
+	return (__u32)bpf_get_current_pid_tgid();
+}
+
+/* The current thread's start record, if it has one. */
+static __always_inline struct start *start_get(void)
+{
+	__u32 tid;
+
+	if (use_task_storage)
+		return bpf_task_storage_get(&start_task, bpf_get_current_task_btf(), 0, 0);
+	tid = current_tid();
+	return bpf_map_lookup_elem(&start_tid, &tid);
+}
+
+static __always_inline void start_record(__u64 fd, __u64 now)
+{
+	struct start *s, fresh = { .ts = now, .fd = (__s32)fd };
+	__u32 tid;
+
 	if (use_task_storage) {
-		struct start *s = bpf_task_storage_get(&start_task, bpf_get_current_task_btf(),
-						       0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (s) {
-			s->fd = (__s64)fd;
-			s->ts = bpf_ktime_get_ns();
+		s = bpf_task_storage_get(&start_task, bpf_get_current_task_btf(), 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!s)
+			return;
+		/* The kernel restarts an interrupted read: to the application
+		 * it is the same read, timed from its first entry. */
+		if (s->restart) {
+			s->restart = 0;
+			return;
 		}
-	} else {
-		__u32 tid = (__u32)bpf_get_current_pid_tgid();
-		struct start s = { .fd = (__s64)fd, .ts = bpf_ktime_get_ns() };
-
-		bpf_map_update_elem(&start_tid, &tid, &s, BPF_ANY);
+		s->fd = (__s32)fd;
+		s->ts = now;
+		return;
 	}
+	tid = current_tid();
+	s = bpf_map_lookup_elem(&start_tid, &tid);
+	if (s && s->restart) {
+		s->restart = 0;
+		return;
+	}
+	bpf_map_update_elem(&start_tid, &tid, &fresh, BPF_ANY);
 }
 
-static __always_inline bool start_take(struct start *out)
+static __always_inline void start_release(struct start *s)
 {
-	struct start *s;
+	__u32 tid;
 
 	if (use_task_storage) {
-		s = bpf_task_storage_get(&start_task, bpf_get_current_task_btf(), 0, 0);
-		if (!s || !s->ts)
-			return false;
-		*out = *s;
 		s->ts = 0;
-		return true;
+		return;
 	}
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	s = bpf_map_lookup_elem(&start_tid, &tid);
-	if (!s)
-		return false;
-	*out = *s;
+	tid = current_tid();
 	bpf_map_delete_elem(&start_tid, &tid);
-	return true;
 }
 
-static __always_inline __u64 to_unit(__u64 ns)
-{
-	if (unit == UNIT_USECS)
-		return ns / 1000;
-	if (unit == UNIT_MSECS)
-		return ns / 1000000;
-	return ns;
-}
-
-static __always_inline void emit(__u64 lat_ns, long ret, __s64 fd)
+static __always_inline void emit(__u64 lat_ns, long ret, __s32 fd)
 {
 	struct readlat_event *e;
 	__u64 id;
@@ -107,26 +135,61 @@ static __always_inline void emit(__u64 lat_ns, long ret, __s64 fd)
 		__sync_fetch_and_add(&totals.lost, 1);
 		return;
 	}
-	id = bpf_get_current_pid_tgid();
+	id = current_ids();
+	e->kind = READLAT_EV_READ;
 	e->lat_ns = lat_ns;
 	e->ret = ret;
 	e->pid = id >> 32;
 	e->tid = (__u32)id;
-	e->fd = (__s32)fd;
+	e->fd = fd;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline struct hist *hist_for_thread(__s64 fd)
+/* -F: send the file's name once (user space keeps it for the run). */
+static __always_inline void send_file_name(const struct readlat_key *key, void *file)
+{
+	struct readlat_file_event *e;
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(&files_sent, key, &one, BPF_NOEXIST))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		bpf_map_delete_elem(&files_sent, key);	/* try again next time */
+		return;
+	}
+	e->kind = READLAT_EV_FILE;
+	file_name_fill(file, &e->name);
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline struct hist *keyed_hist(__s32 fd)
 {
 	struct readlat_key key = {};
+	char comm[FILTER_COMM_LEN];
+	struct hist *h;
+	void *file = NULL;
+	bool created;
 
-	if (mode == READLAT_HIST)
-		return &hist;
-	key.pid = bpf_get_current_pid_tgid() >> 32;
-	key.fd = mode == READLAT_PER_FD ? (__s32)fd : -1;
-	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	return hist_keyed(&hists, &key);
+	key.pid = current_ids() >> 32;
+	key.fd = -1;
+	if (mode == READLAT_PER_FD) {
+		key.fd = fd;
+		file = task_fd_file(fd);
+		file_identity(file, &key.dev, &key.ino);
+	}
+	h = hist_keyed(&hists, &key, &created);
+	if (!created)
+		return h;
+	process_comm(comm, sizeof(comm));
+	bpf_map_update_elem(&names, &key.pid, comm, BPF_ANY);
+	if (file) {
+		key.pid = 0;
+		key.fd = 0;
+		send_file_name(&key, file);
+	}
+	return h;
 }
 
 /* Failed reads are always counted in @errors, and timed only with --errors. */
@@ -138,47 +201,83 @@ static __always_inline bool counted(long ret, __u64 *errors)
 	return errors_in_hist;
 }
 
-static __always_inline int on_slower(__u64 delta, long ret, __s64 fd)
+static __always_inline void on_slower(__u64 delta, long ret, __s32 fd)
 {
 	if (!counted(ret, &totals.errors))
-		return 0;
+		return;
 	__sync_fetch_and_add(&totals.reads, 1);
 	if (delta >= slower_ns) {
 		__sync_fetch_and_add(&totals.slower, 1);
 		emit(delta, ret, fd);
 	}
-	return 0;
+}
+
+/* One read, as the application saw it, is over. */
+static __always_inline void read_done(struct start *s, __u64 now, long ret)
+{
+	__u64 delta = now - s->ts;
+	__s32 fd = s->fd;
+	struct hist *h;
+
+	start_release(s);
+	if (mode == READLAT_SLOWER) {
+		on_slower(delta, ret, fd);
+		return;
+	}
+	h = mode == READLAT_HIST ? &interval_now()->hist : keyed_hist(fd);
+	if (!h || !counted(ret, &h->errors))
+		return;
+	hist_add_ns(h, delta);
 }
 
 static __always_inline int on_enter(__u64 fd)
 {
 	if (!traced())
 		return 0;
-	start_record(fd);
+	start_record(fd, bpf_ktime_get_ns());
 	return 0;
 }
 
 static __always_inline int on_exit(long ret)
 {
-	struct start s;
-	struct hist *h;
-	__u64 now, delta;
+	struct start *s;
+	__u64 now;
 
-	/* Only the id filters are cheaper than the storage lookup below;
-	 * name and cgroup filters already decided at entry. The clock is read
-	 * before that lookup so that it is not part of the latency. */
-	if (!traced_ids())
+	/* Every filter again, so that a filtered-out read costs no clock
+	 * and no lookup; the clock is read before the lookup so that the
+	 * lookup is not part of the latency. */
+	if (!traced())
 		return 0;
 	now = bpf_ktime_get_ns();
-	if (!start_take(&s))
+	s = start_get();
+	if (!s || !s->ts) {
+		__sync_fetch_and_add(&interval_now()->unmatched, 1);
 		return 0;
-	delta = now - s.ts;
-	if (mode == READLAT_SLOWER)
-		return on_slower(delta, ret, s.fd);
-	h = hist_for_thread(s.fd);
-	if (!h || !counted(ret, &h->errors))
+	}
+	if (syscall_restarting(ret)) {
+		/* Not over: a signal decides between a restart and EINTR. */
+		s->restart = (__s32)ret;
+		s->exit_ts = now;
 		return 0;
-	hist_add(h, to_unit(delta));
+	}
+	read_done(s, now, ret);
+	return 0;
+}
+
+/* A signal is delivered after a read returned a restart code: if the
+ * application gets EINTR, the read ended at that return. */
+SEC("tp/signal/signal_deliver")
+int signal_deliver(struct signal_deliver_ctx *ctx)
+{
+	struct start *s = start_get();
+
+	if (!s || !s->restart || !s->ts)
+		return 0;
+	if (!signal_interrupts(ctx, s->restart)) {
+		return 0;
+	}
+	s->restart = 0;
+	read_done(s, s->exit_ts, -EINTR_ERR);
 	return 0;
 }
 

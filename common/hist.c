@@ -5,15 +5,6 @@
 
 #define STARS_MAX 40
 
-void hist_drain(struct hist *live, struct hist *out)
-{
-	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
-		out->buckets[i] = __atomic_exchange_n(&live->buckets[i], 0, __ATOMIC_RELAXED);
-	out->sum = __atomic_exchange_n(&live->sum, 0, __ATOMIC_RELAXED);
-	out->max = __atomic_exchange_n(&live->max, 0, __ATOMIC_RELAXED);
-	out->errors = __atomic_exchange_n(&live->errors, 0, __ATOMIC_RELAXED);
-}
-
 void hist_merge(struct hist *dst, const struct hist *src)
 {
 	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
@@ -22,6 +13,8 @@ void hist_merge(struct hist *dst, const struct hist *src)
 	dst->errors += src->errors;
 	if (src->max > dst->max)
 		dst->max = src->max;
+	if (src->min_inv > dst->min_inv)
+		dst->min_inv = src->min_inv;
 }
 
 __u64 hist_bucket_lo(unsigned int idx)
@@ -51,7 +44,10 @@ __u64 hist_count(const struct hist *h)
 	return n;
 }
 
-double hist_percentile(const struct hist *h, double q)
+/* The value of rank @rank's bucket, assuming its values evenly spread,
+ * kept inside [lo_clamp, hi_clamp]: what was observed. */
+static double percentile(const struct hist *h, double q, double scale, double lo_clamp,
+			 double hi_clamp)
 {
 	__u64 total = hist_count(h), seen = 0, rank;
 	double lo, hi, v;
@@ -69,30 +65,48 @@ double hist_percentile(const struct hist *h, double q)
 			continue;
 		}
 		lo = (double)hist_bucket_lo(i);
-		hi = (double)hist_bucket_hi(i);
-		if (h->max && hi > (double)h->max)
-			hi = (double)h->max;
+		/* bucket i holds raw values in [lo, hi + 1) units */
+		hi = (double)hist_bucket_hi(i) + 1 - 1 / scale;
+		if (lo < lo_clamp)
+			lo = lo_clamp;
+		if (hi > hi_clamp)
+			hi = hi_clamp;
 		if (hi < lo)
 			hi = lo;
-		/* rank's position among the bucket's values, assumed evenly spread */
 		v = lo + (hi - lo) * ((double)(rank - seen) - 0.5) / (double)h->buckets[i];
-		return v < lo ? lo : v;
+		return v < lo ? lo : v > hi ? hi : v;
 	}
-	return (double)h->max;
+	return hi_clamp;
 }
 
-void hist_summarise(const struct hist *h, struct hist_stats *s)
+double hist_min(const struct hist *h, double scale)
+{
+	return h->min_inv ? (double)~h->min_inv / scale : 0;
+}
+
+double hist_max(const struct hist *h, double scale)
+{
+	return (double)h->max / scale;
+}
+
+double hist_percentile(const struct hist *h, double q, double scale)
+{
+	return percentile(h, q, scale, hist_min(h, scale), hist_max(h, scale));
+}
+
+void hist_summarise(const struct hist *h, double scale, struct hist_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->count = hist_count(h);
 	if (!s->count)
 		return;
-	s->avg = (double)h->sum / (double)s->count;
-	s->p50 = hist_percentile(h, 0.50);
-	s->p90 = hist_percentile(h, 0.90);
-	s->p99 = hist_percentile(h, 0.99);
-	s->p999 = hist_percentile(h, 0.999);
-	s->max = h->max;
+	s->avg = (double)h->sum / scale / (double)s->count;
+	s->min = hist_min(h, scale);
+	s->max = hist_max(h, scale);
+	s->p50 = hist_percentile(h, 0.50, scale);
+	s->p90 = hist_percentile(h, 0.90, scale);
+	s->p99 = hist_percentile(h, 0.99, scale);
+	s->p999 = hist_percentile(h, 0.999, scale);
 }
 
 /* Row k of the log2 table holds [2^k, 2^(k+1)), row 0 also holds 0. */

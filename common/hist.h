@@ -7,25 +7,28 @@
 #include <linux/types.h>
 #include "hist_layout.h"
 
+/* A histogram summarised in its display unit. */
 struct hist_stats {
 	__u64 count;
-	double avg;
-	double p50, p90, p99, p999;
-	__u64 max;
+	double avg;		/* exact: from the raw sum */
+	double min, max;	/* exact */
+	double p50, p90, p99, p999;	/* within a bucket, and within [min, max] */
 };
 
-/* Move @live (shared with the kernel) into @out and leave @live zeroed,
- * one atomic exchange per word, so a concurrent add is never lost. */
-void hist_drain(struct hist *live, struct hist *out);
 /* Add @src into @dst (merging intervals or keys). */
 void hist_merge(struct hist *dst, const struct hist *src);
 
 __u64 hist_bucket_lo(unsigned int idx);
 __u64 hist_bucket_hi(unsigned int idx);
 __u64 hist_count(const struct hist *h);
-/* The value at quantile @q (0 < q <= 1), interpolated inside its bucket. */
-double hist_percentile(const struct hist *h, double q);
-void hist_summarise(const struct hist *h, struct hist_stats *s);
+/* Raw values (sum, max, min) are @scale times the display unit (1000 for
+ * nanoseconds shown as microseconds); buckets are in the display unit. */
+double hist_min(const struct hist *h, double scale);
+double hist_max(const struct hist *h, double scale);
+/* The value at quantile @q (0 < q <= 1), interpolated inside its bucket
+ * and kept between the observed minimum and maximum. */
+double hist_percentile(const struct hist *h, double q, double scale);
+void hist_summarise(const struct hist *h, double scale, struct hist_stats *s);
 
 /* The bcc log2 table ("usecs : count distribution", 40-column bar). */
 void hist_print_log2(FILE *f, const struct hist *h, const char *unit_label);

@@ -27,12 +27,27 @@ enum hist_unit {
 	UNIT_MSECS,
 };
 
-/* One histogram as the kernel fills it and user space reads it. */
+/* One histogram as the kernel fills it and user space reads it. The
+ * buckets count values in the display unit; sum, max and min keep the raw
+ * value (nanoseconds for latencies), so that an average or a maximum is
+ * not truncated to the unit. */
 struct hist {
 	__u64 buckets[HIST_BUCKETS];
-	__u64 sum;	/* of all values, for the average */
-	__u64 max;	/* exact largest value */
+	__u64 sum;	/* of all raw values, for the average */
+	__u64 max;	/* exact largest raw value */
+	__u64 min_inv;	/* ~(exact smallest raw value): 0 while empty, updated like max */
 	__u64 errors;	/* failed operations, counted apart from the latencies */
+};
+
+/* One interval of a tool's aggregates, double-buffered in .bss: programs
+ * add to intervals[interval_cur & 1]; user space flips interval_cur, waits
+ * until no program can still hold the old buffer, then reads and zeroes
+ * it. So a count, its sum, its maximum and the counters below always
+ * belong to the same interval. */
+struct hist_interval {
+	struct hist hist;	/* the tool's single histogram, if it has one */
+	__u64 lost_keys;	/* keyed histograms: adds that found the per-key map full */
+	__u64 unmatched;	/* ends with no recorded start (in flight at attach, or evicted) */
 };
 
 /* floor(log2(v)) for v > 0, branch-free enough for the verifier. */

@@ -36,21 +36,27 @@ static int grow(struct keyed_snapshot *s, size_t *cap)
 	return 0;
 }
 
-int keyed_hist_drain(struct keyed_hist *k, struct keyed_snapshot *s)
+int keyed_hist_swap(struct keyed_hist *k)
 {
-	int old = k->inner_fd[k->active], next = k->inner_fd[!k->active];
-	size_t cap = 0;
+	int next = k->inner_fd[!k->active];
 	__u32 zero = 0;
+
+	if (bpf_map_update_elem(k->slot_fd, &zero, &next, BPF_ANY))
+		return -errno;
+	k->active = !k->active;
+	return 0;
+}
+
+int keyed_hist_read(struct keyed_hist *k, struct keyed_snapshot *s)
+{
+	int old = k->inner_fd[!k->active];
+	size_t cap = 0;
 	void *key;
 	int err;
 
 	memset(s, 0, sizeof(*s));
 	s->key_size = k->key_size;
-	if (bpf_map_update_elem(k->slot_fd, &zero, &next, BPF_ANY))
-		return -errno;
-	k->active = !k->active;
-
-	/* The retired map is quiescent now: read it, then empty it. */
+	/* The retired map is quiescent: read it, then empty it. */
 	key = NULL;
 	for (;;) {
 		if (s->n == cap && (err = grow(s, &cap)))

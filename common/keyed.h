@@ -31,7 +31,11 @@ struct keyed_snapshot {
 
 int keyed_hist_init(struct keyed_hist *k, struct bpf_map *slot,
 		    struct bpf_map *a, struct bpf_map *b);
-int keyed_hist_drain(struct keyed_hist *k, struct keyed_snapshot *s);
+/* Put the other inner map in the slot; returns once no program can
+ * still add to the retired one. */
+int keyed_hist_swap(struct keyed_hist *k);
+/* Read and empty the map retired by the last swap. */
+int keyed_hist_read(struct keyed_hist *k, struct keyed_snapshot *s);
 void keyed_sort(struct keyed_snapshot *s, int (*cmp)(const void *a, const void *b));
 const void *keyed_key(const struct keyed_snapshot *s, size_t i);
 const struct hist *keyed_value(const struct keyed_snapshot *s, size_t i);

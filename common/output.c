@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include "escape.h"
 #include "output.h"
 
 const char *unit_label(enum hist_unit unit)
@@ -22,13 +24,26 @@ const char *unit_abbrev(enum hist_unit unit)
 	}
 }
 
-double unit_from_ns(enum hist_unit unit, unsigned long long ns)
+double unit_scale(enum hist_unit unit)
 {
 	switch (unit) {
-	case UNIT_NSECS: return (double)ns;
-	case UNIT_MSECS: return (double)ns / 1e6;
-	default: return (double)ns / 1e3;
+	case UNIT_NSECS: return 1;
+	case UNIT_MSECS: return 1e6;
+	default: return 1e3;
 	}
+}
+
+double unit_from_ns(enum hist_unit unit, unsigned long long ns)
+{
+	return (double)ns / unit_scale(unit);
+}
+
+int output_flush(struct output *o)
+{
+	errno = 0;
+	if (!o->err && (fflush(o->f) == EOF || ferror(o->f)))
+		o->err = errno ? errno : EIO;
+	return o->err ? -1 : 0;
 }
 
 void output_now(struct output *o)
@@ -62,12 +77,15 @@ void output_json_begin(struct output *o, struct json *j)
 	json_str(j, "unit", unit_label(o->unit));
 }
 
+/* Whole numbers as such; fractions with about three significant digits. */
 static void print_value(FILE *f, const char *name, double v)
 {
-	if (v < 100 && v != (double)(long long)v)
+	if (v == (double)(long long)v || v >= 100)
+		fprintf(f, ", %s %.0f", name, v);
+	else if (v >= 10)
 		fprintf(f, ", %s %.1f", name, v);
 	else
-		fprintf(f, ", %s %.0f", name, v);
+		fprintf(f, ", %s %.2f", name, v);
 }
 
 static void text_key(FILE *f, const struct key_field *key, int nkey)
@@ -79,7 +97,7 @@ static void text_key(FILE *f, const struct key_field *key, int nkey)
 		else if (key[i].type == KEY_I64)
 			fprintf(f, "%lld", key[i].i);
 		else
-			fputs(key[i].s, f);
+			escape_text(f, key[i].s, strlen(key[i].s));
 	}
 	if (nkey)
 		fputc('\n', f);
@@ -90,7 +108,7 @@ static void text_hist(struct output *o, const struct key_field *key, int nkey,
 {
 	struct hist_stats s;
 
-	hist_summarise(h, &s);
+	hist_summarise(h, unit_scale(o->unit), &s);
 	text_key(o->f, key, nkey);
 	hist_print_log2(o->f, h, unit_label(o->unit));
 	fprintf(o->f, "count %llu", (unsigned long long)s.count);
@@ -100,15 +118,17 @@ static void text_hist(struct output *o, const struct key_field *key, int nkey,
 		print_value(o->f, "p90", s.p90);
 		print_value(o->f, "p99", s.p99);
 		print_value(o->f, "p99.9", s.p999);
-		fprintf(o->f, ", max %llu %s", (unsigned long long)s.max, unit_label(o->unit));
+		print_value(o->f, "max", s.max);
+		fprintf(o->f, " %s", unit_label(o->unit));
 	}
 	if (x && x->errors)
 		fprintf(o->f, ", errors %llu", (unsigned long long)h->errors);
 	if (x && x->lost > 0)
 		fprintf(o->f, ", lost %lld", x->lost);
+	if (x && x->unmatched > 0)
+		fprintf(o->f, ", unmatched %lld", x->unmatched);
 	fputc('\n', o->f);
-	if (nkey)
-		fputc('\n', o->f);
+	fputc('\n', o->f);	/* a blank line between histograms, as bcc */
 }
 
 void output_key_json(struct json *j, const struct key_field *key, int nkey)
@@ -131,7 +151,7 @@ static void json_hist(struct output *o, const struct key_field *key, int nkey,
 	struct hist_stats s;
 	struct json j;
 
-	hist_summarise(h, &s);
+	hist_summarise(h, unit_scale(o->unit), &s);
 	output_json_begin(o, &j);
 	if (nkey)
 		output_key_json(&j, key, nkey);
@@ -141,11 +161,14 @@ static void json_hist(struct output *o, const struct key_field *key, int nkey,
 	json_num(&j, "p90", s.p90);
 	json_num(&j, "p99", s.p99);
 	json_num(&j, "p999", s.p999);
-	json_u64(&j, "max", s.max);
+	json_num(&j, "min", s.min);
+	json_num(&j, "max", s.max);
 	if (x && x->errors)
 		json_u64(&j, "errors", h->errors);
 	if (x && x->lost >= 0)
 		json_i64(&j, "lost", x->lost);
+	if (x && x->unmatched >= 0)
+		json_i64(&j, "unmatched", x->unmatched);
 	json_open(&j, "buckets", '[');
 	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
 		if (!h->buckets[i])

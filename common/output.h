@@ -16,6 +16,7 @@ struct output {
 	enum hist_unit unit;
 	char iso[64];		/* when the current report was taken */
 	char hms[16];
+	int err;		/* the first write error (errno), 0 if none */
 };
 
 /* One field of the key a histogram or event belongs to. */
@@ -36,12 +37,16 @@ struct key_field {
 struct hist_extra {
 	bool errors;
 	long long lost;		/* negative: not shown */
+	long long unmatched;	/* ends with no recorded start; negative: not shown */
 };
 
 const char *unit_label(enum hist_unit unit);	/* "usecs" */
 const char *unit_abbrev(enum hist_unit unit);	/* "us" */
-/* Divide nanoseconds into the output unit. */
+/* Nanoseconds per output unit; and nanoseconds divided into it. */
+double unit_scale(enum hist_unit unit);
 double unit_from_ns(enum hist_unit unit, unsigned long long ns);
+/* Flush; 0, or -1 once any write failed (its errno kept in o->err). */
+int output_flush(struct output *o);
 /* Take the time (of an event, say) into o->iso and o->hms. */
 void output_now(struct output *o);
 /* Take the time of a report; with -T in text mode print it as a header. */

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -32,7 +32,11 @@
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
 #endif
-#define THREAD_POLL_MS 200
+#define THREAD_POLL_NS (200 * 1000000ULL)
+#define NS_PER_SEC 1000000000ULL
+#define NO_DEADLINE UINT64_MAX
+/* /proc/self/ns/pid of the initial PID namespace (PROC_PID_INIT_INO). */
+#define PIDNS_INIT_INO 0xEFFFFFFCULL
 
 /* Everything a run holds, released in one place. */
 struct session {
@@ -44,11 +48,17 @@ struct session {
 	int target_fd;		/* pidfd of -p / -t, or -1 */
 	int cgroup_fd;
 	int stats_fd;
-	int epoll_fd, signal_fd, interval_fd, stop_fd, thread_poll_fd;
+	int epoll_fd;
+	/* Deadlines on CLOCK_MONOTONIC, ns: the loop sleeps in epoll until the
+	 * first, so the tool itself makes no read() that it would trace. */
+	__u64 next_report, stop_at, next_thread_poll;
 	bool target_gone;
+	bool failed;		/* the tool's report failed: exit 1 */
 };
 
 enum wake { WAKE_NONE, WAKE_INTERVAL, WAKE_STOP, WAKE_TARGET_EXIT };
+
+static volatile sig_atomic_t stop_requested;
 
 /* Set a `const volatile` global of the object before load, by name. */
 static int set_rodata(struct bpf_object *obj, const char *name, const void *val, size_t size)
@@ -82,6 +92,39 @@ static int set_rodata(struct bpf_object *obj, const char *name, const void *val,
 	return -ENOENT;
 }
 
+/* In a child PID namespace (a container), PIDs given and printed are that
+ * namespace's: the programs translate (bpf_get_ns_current_pid_tgid, 5.7+). */
+static int set_pid_namespace(struct session *s)
+{
+	__u64 dev, ino;
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) || st.st_ino == PIDNS_INIT_INO)
+		return 0;
+	/* The helper compares the kernel's encoding of the nsfs device. */
+	dev = (__u64)major(st.st_dev) << 20 | minor(st.st_dev);
+	ino = st.st_ino;
+	if (set_rodata(s->obj, "pidns_dev", &dev, sizeof(dev)) ||
+	    set_rodata(s->obj, "pidns_ino", &ino, sizeof(ino))) {
+		diag_error("internal error: the BPF object lacks the filter of bpf/filter.bpf.h");
+		return -1;
+	}
+	return 0;
+}
+
+static int set_unit(struct session *s)
+{
+	__u8 unit = (__u8)s->rc->unit;
+
+	if (!(s->tool->shared & SHARED_UNITS))
+		return 0;
+	if (set_rodata(s->obj, "hist_unit", &unit, sizeof(unit))) {
+		diag_error("internal error: the BPF object lacks hist_unit of bpf/hist.bpf.h");
+		return -1;
+	}
+	return 0;
+}
+
 static int set_filters(struct session *s)
 {
 	const struct run_config *rc = s->rc;
@@ -91,6 +134,8 @@ static int set_filters(struct session *s)
 
 	if (!(s->tool->shared & SHARED_FILTERS))
 		return 0;
+	if (set_pid_namespace(s))
+		return -1;
 	memcpy(comm, rc->comm, sizeof(comm));
 	if (set_rodata(s->obj, "filter_tgid", &tgid, sizeof(tgid)) ||
 	    set_rodata(s->obj, "filter_tid", &tid, sizeof(tid)) ||
@@ -156,7 +201,7 @@ static int open_target(struct session *s)
 		if (tgid > 0 && tgid != rc->pid) {
 			diag_error("%d is a thread of process %d: use -t %d for that thread, or -p %d",
 				   rc->pid, tgid, rc->pid, tgid);
-			return -1;
+			return EXIT_USAGE;
 		}
 		s->target_fd = (int)syscall(SYS_pidfd_open, rc->pid, 0);
 		if (s->target_fd >= 0)
@@ -253,6 +298,11 @@ static struct ring_buffer *events(struct session *s)
 	return s->tool->events ? s->tool->events() : NULL;
 }
 
+static bool streaming(const struct session *s)
+{
+	return s->tool->streams_events && s->tool->streams_events();
+}
+
 static int add_fd(struct session *s, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
@@ -260,43 +310,51 @@ static int add_fd(struct session *s, int fd)
 	return fd < 0 ? 0 : epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-static int make_timer(double seconds, bool periodic)
+static __u64 now_ns(void)
 {
-	struct itimerspec its = {};
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	struct timespec ts;
 
-	its.it_value.tv_sec = (time_t)seconds;
-	its.it_value.tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9);
-	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
-		its.it_value.tv_nsec = 1;
-	if (periodic)
-		its.it_interval = its.it_value;
-	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * NS_PER_SEC + (__u64)ts.tv_nsec;
 }
 
-static int setup_loop(struct session *s)
+static __u64 after(double seconds)
+{
+	return seconds ? now_ns() + (__u64)(seconds * 1e9) : NO_DEADLINE;
+}
+
+static void on_stop_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+/* SIGINT and SIGTERM stay blocked (since tool_run's first line, so that
+ * one sent in the first milliseconds is not lost) except while the loop
+ * waits in epoll_pwait(), where they interrupt it. */
+static void block_stop_signals(sigset_t *old)
 {
 	sigset_t mask;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sigprocmask(SIG_BLOCK, &mask, old);
+}
+
+static int setup_loop(struct session *s)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	/* Output into a closed pipe (| head) shows as EPIPE: end quietly. */
 	signal(SIGPIPE, SIG_IGN);
-	s->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC);
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	s->interval_fd = s->rc->interval ? make_timer(s->rc->interval, true) : -1;
-	s->stop_fd = s->rc->duration ? make_timer(s->rc->duration, false) : -1;
-	s->thread_poll_fd = s->rc->tid && s->target_fd < 0 ?
-			    make_timer(THREAD_POLL_MS / 1000.0, true) : -1;
-	if (s->signal_fd < 0 || s->epoll_fd < 0 ||
-	    add_fd(s, s->signal_fd) || add_fd(s, s->interval_fd) || add_fd(s, s->stop_fd) ||
-	    add_fd(s, s->target_fd) || add_fd(s, s->thread_poll_fd) ||
+	s->next_report = after(s->rc->interval);
+	s->stop_at = after(s->rc->duration);
+	s->next_thread_poll = s->rc->tid && s->target_fd < 0 ? now_ns() + THREAD_POLL_NS : NO_DEADLINE;
+	if (s->epoll_fd < 0 || add_fd(s, s->target_fd) ||
 	    (events(s) && add_fd(s, ring_buffer__epoll_fd(events(s))))) {
 		diag_error("cannot set up the event loop: %s", strerror(errno));
 		return -1;
@@ -304,77 +362,110 @@ static int setup_loop(struct session *s)
 	return 0;
 }
 
-static void drain_fd(int fd)
+/* Milliseconds until the first deadline, rounded up; -1: none. */
+static int wait_ms(const struct session *s, __u64 now)
 {
-	unsigned char buf[128];
+	__u64 first = s->next_report;
 
-	if (read(fd, buf, sizeof(buf)) < 0)
-		return;
+	if (s->stop_at < first)
+		first = s->stop_at;
+	if (s->next_thread_poll < first)
+		first = s->next_thread_poll;
+	if (first == NO_DEADLINE)
+		return -1;
+	if (first <= now)
+		return 0;
+	first = (first - now + 999999) / 1000000;
+	return first > 3600000 ? 3600000 : (int)first;
 }
 
-static enum wake wait_wake(struct session *s)
+/* The deadlines that have passed, as a wake reason. */
+static enum wake deadlines(struct session *s)
+{
+	__u64 now = now_ns();
+	__u64 interval = (__u64)(s->rc->interval * 1e9);
+
+	if (now >= s->stop_at)
+		return WAKE_STOP;
+	if (now >= s->next_thread_poll) {
+		s->next_thread_poll = now + THREAD_POLL_NS;
+		if (!thread_alive(s->rc->tid))
+			return WAKE_TARGET_EXIT;
+	}
+	if (now >= s->next_report) {
+		/* On the original grid; ticks missed while reporting are skipped. */
+		do
+			s->next_report += interval;
+		while (s->next_report <= now);
+		return WAKE_INTERVAL;
+	}
+	return WAKE_NONE;
+}
+
+static enum wake wait_wake(struct session *s, const sigset_t *waiting_mask)
 {
 	struct epoll_event evs[8];
 	enum wake wake = WAKE_NONE;
-	int n = epoll_wait(s->epoll_fd, evs, 8, -1);
+	int n = epoll_pwait(s->epoll_fd, evs, 8, wait_ms(s, now_ns()), waiting_mask);
 
+	if (stop_requested)
+		return WAKE_STOP;
 	for (int i = 0; i < n; i++) {
 		int fd = evs[i].data.fd;
 
-		if (fd == s->signal_fd || fd == s->stop_fd) {
-			drain_fd(fd);
-			return WAKE_STOP;
-		}
-		if (fd == s->target_fd ||
-		    (fd == s->thread_poll_fd && (drain_fd(fd), !thread_alive(s->rc->tid))))
+		if (fd == s->target_fd)
 			return WAKE_TARGET_EXIT;
-		if (fd == s->interval_fd) {
-			drain_fd(fd);
-			wake = WAKE_INTERVAL;
-		} else if (events(s) && fd == ring_buffer__epoll_fd(events(s))) {
+		if (events(s) && fd == ring_buffer__epoll_fd(events(s)))
 			ring_buffer__consume(events(s));
-			fflush(s->out.f);
-		}
 	}
+	wake = deadlines(s);
 	return wake;
 }
 
-/* Report one interval; false when output can no longer be written. */
+/* Report one interval; false when the run must end (output or tool failure). */
 static bool report(struct session *s)
 {
-	/* -T heads each report; a stream of events has a time on every line. */
-	if (events(s)) {
+	if (events(s))
 		ring_buffer__consume(events(s));
+	/* -T heads each report; a stream of events has a time on every line. */
+	if (streaming(s))
 		output_now(&s->out);
-	} else {
+	else
 		output_stamp(&s->out);
-	}
-	if (s->tool->report && s->tool->report(&s->out))
+	if (s->tool->report && s->tool->report(&s->out)) {
+		s->failed = true;
 		return false;
-	return fflush(s->out.f) == 0 && !ferror(s->out.f);
+	}
+	return output_flush(&s->out) == 0;
 }
 
-static int run_loop(struct session *s)
+static void run_loop(struct session *s)
 {
 	long reports = 0;
+	sigset_t waiting;
 
+	/* While waiting: the mask as it was before tool_run blocked the stop signals. */
+	sigprocmask(SIG_SETMASK, NULL, &waiting);
+	sigdelset(&waiting, SIGINT);
+	sigdelset(&waiting, SIGTERM);
 	for (;;) {
-		switch (wait_wake(s)) {
+		switch (wait_wake(s, &waiting)) {
 		case WAKE_INTERVAL:
 			if (!report(s))
-				return 0;
+				return;
 			if (s->rc->count && ++reports >= s->rc->count)
-				return 0;
+				return;
 			break;
 		case WAKE_TARGET_EXIT:
 			s->target_gone = true;
 			/* fall through */
 		case WAKE_STOP:
 			report(s);
-			return 0;
+			return;
 		case WAKE_NONE:
-			if (ferror(s->out.f))
-				return 0;
+			/* Events printed as they come: stop at the first output error. */
+			if (streaming(s) && output_flush(&s->out))
+				return;
 			break;
 		}
 	}
@@ -392,7 +483,7 @@ static int load_and_attach(struct session *s)
 		return -1;
 	}
 	s->obj = *skel->obj;
-	if (set_filters(s) || probes_autoload(t, &s->probes, s->obj))
+	if (set_filters(s) || set_unit(s) || probes_autoload(t, &s->probes, s->obj))
 		return -1;
 	err = bpf_object__load_skeleton(skel);
 	if (err) {
@@ -415,7 +506,7 @@ static void banner(struct session *s)
 		snprintf(who, sizeof(who), " of PID %d", rc->pid);
 	else if (rc->tid)
 		snprintf(who, sizeof(who), " of TID %d", rc->tid);
-	fprintf(stderr, "%s%s... Hit Ctrl-C to end.\n", s->tool->banner, who);
+	fprintf(stderr, "%s%s... Hit Ctrl-C to end.\n", s->tool->banner(), who);
 }
 
 static void cleanup(struct session *s)
@@ -423,22 +514,34 @@ static void cleanup(struct session *s)
 	probes_detach(s->tool, &s->probes);
 	if (s->tool->close)
 		s->tool->close();
-	int fds[] = { s->target_fd, s->cgroup_fd, s->stats_fd, s->epoll_fd,
-		      s->signal_fd, s->interval_fd, s->stop_fd, s->thread_poll_fd };
+	int fds[] = { s->target_fd, s->cgroup_fd, s->stats_fd, s->epoll_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 }
 
+/* Only a closed pipe (| head) ends the output quietly; true if the run
+ * failed for its output. */
+static bool output_ended(struct output *o)
+{
+	if (output_flush(o) == 0 || o->err == EPIPE)
+		return false;
+	diag_error("cannot write the output: %s", strerror(o->err));
+	return true;
+}
+
 static int run_trace(struct session *s)
 {
-	int code = EXIT_RUNTIME;
+	int code = EXIT_RUNTIME, err;
 
 	check_begin(false);
 	if (!check_environment(s))
 		return environment_error();
-	if (open_target(s) || open_cgroup(s))
+	err = open_target(s);	/* -1, or EXIT_USAGE: -p of a thread */
+	if (err > 0)
+		code = err;
+	if (err || open_cgroup(s))
 		goto out;
 	if (load_and_attach(s) || setup_loop(s))
 		goto out;
@@ -447,15 +550,33 @@ static int run_trace(struct session *s)
 	if (s->target_gone)
 		fprintf(stderr, "%s: %s %d exited\n", s->tool->name,
 			s->rc->pid ? "process" : "thread", s->rc->pid ? s->rc->pid : s->rc->tid);
-	if (s->tool->finish)
+	if (s->tool->finish && !s->out.err)
 		s->tool->finish(&s->out);
-	fflush(s->out.f);
 	if (s->rc->self_cost)
 		selfcost_report(s->stats_fd, s->obj);
-	code = 0;
+	code = output_ended(&s->out) || s->failed ? EXIT_RUNTIME : 0;
 out:
 	cleanup(s);
 	return code;
+}
+
+static int keep_std_fds_open(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		int null;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		null = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+		if (null < 0)
+			return -1;
+		if (null != fd) {
+			/* A lower fd was closed too and took it: fixed by the loop. */
+			close(null);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static int run_check(struct session *s)
@@ -482,9 +603,16 @@ int tool_run(const struct tool *t, int argc, char **argv)
 	struct session s = {
 		.tool = t, .rc = &rc,
 		.target_fd = -1, .cgroup_fd = -1, .stats_fd = -1, .epoll_fd = -1,
-		.signal_fd = -1, .interval_fd = -1, .stop_fd = -1, .thread_poll_fd = -1,
 	};
 
+	block_stop_signals(NULL);
+	/* The time zone is read once, now: later it would be a read(2) of
+	 * the tool's own, timed by a tool that traces reads. */
+	tzset();
+	/* Started with fd 0, 1 or 2 closed, the first file we open would
+	 * take its number and the report would be written into it. */
+	if (keep_std_fds_open())
+		return EXIT_RUNTIME;
 	diag_set_tool(t->name);
 	switch (cli_parse(t, argc, argv, &rc)) {
 	case CLI_EXIT_OK:

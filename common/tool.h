@@ -59,7 +59,8 @@ struct tool {
 	const char *name;
 	const char *summary;		/* one line, for --help */
 	const char *doc;		/* examples, after the options in --help */
-	const char *banner;		/* "Tracing read() syscalls" */
+	/* "Tracing read, pread64 syscalls", after the options are parsed. */
+	const char *(*banner)(void);
 	unsigned int shared;		/* enum shared_options */
 	bool needs_btf;			/* CO-RE: cannot run without kernel BTF */
 	const struct argp_option *options;
@@ -82,8 +83,12 @@ struct tool {
 	/* After load: set up maps and ring buffers. @out is the run's
 	 * output, for a tool that prints events as they come. */
 	int (*loaded)(const struct run_config *rc, struct output *out);
-	/* The tool's ring buffer, if it streams events (NULL otherwise). */
+	/* The tool's ring buffer, if it has one (NULL otherwise): consumed
+	 * as data arrives and before each report. */
 	struct ring_buffer *(*events)(void);
+	/* True if its records are printed as they come (one line each, a
+	 * time on each), rather than feeding the interval reports. */
+	bool (*streams_events)(void);
 	/* Read and clear one interval and render it. */
 	int (*report)(struct output *out);
 	/* Printed once at the very end (event tools: totals). */
@@ -94,10 +99,17 @@ struct tool {
 /* Record a usage error (one line, exit 2). Returns EINVAL for argp. */
 int cli_error(struct run_config *rc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Strict number parsing for options: 0 on success. */
+/* Strict number parsing for options: 0 on success, *out untouched on error.
+ * Whole numbers: digits only, 1 and up. Decimals: digits with at most one
+ * '.', in min..max; no sign, space, hex, exponent, inf or nan. */
 int parse_pid(const char *s, pid_t *out);
-int parse_positive(const char *s, double *out);
 int parse_count(const char *s, long *out);
+int parse_decimal(const char *s, double min, double max, double *out);
+
+/* The valid interval and --duration, in seconds: under 1 ms a report is
+ * all the tool would do; over a year is a typo, not a trace. */
+#define SECONDS_MIN 0.001
+#define SECONDS_MAX 31536000.0	/* 365 days */
 
 enum cli_result { CLI_RUN, CLI_EXIT_OK, CLI_USAGE };
 enum cli_result cli_parse(const struct tool *t, int argc, char **argv, struct run_config *rc);

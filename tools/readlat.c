@@ -5,8 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "diag.h"
+#include "drain.h"
+#include "escape.h"
+#include "filenames.h"
 #include "keyed.h"
 #include "tool.h"
 #include "readlat.h"
@@ -30,8 +34,12 @@ static struct {
 
 static struct readlat_bpf *skel;
 static struct keyed_hist keyed;
+static struct drain drain;
 static struct ring_buffer *rb;
 static struct output *events_out;
+static const struct run_config *config;
+static struct kernel_layout layout;
+static struct filenames files;	/* -F: names the kernel sent, by file */
 
 static const struct argp_option options[] = {
 	{ "syscalls", 's', "LIST", 0,
@@ -47,28 +55,32 @@ static const struct argp_option options[] = {
 	{ "sys_enter_" sc, PROBE_TRACEPOINT, "syscalls/sys_enter_" sc, "enter_" sc },	\
 	{ "sys_exit_" sc, PROBE_TRACEPOINT, "syscalls/sys_exit_" sc, "exit_" sc }
 
+/* Listed start before end: they are attached last to first. */
 static const struct probe probes[] = {
 	READ_PROBES("read"),
 	READ_PROBES("pread64"),
 	READ_PROBES("readv"),
 	READ_PROBES("preadv"),
 	READ_PROBES("preadv2"),
+	/* A read interrupted by a signal: restarted, or EINTR (rare: off the read path). */
+	{ "signal_deliver", PROBE_TRACEPOINT, "signal/signal_deliver", "signal_deliver" },
 };
 
-static int parse_syscalls(char *arg, struct run_config *rc)
+/* Reads the list without cutting it up: argv stays as given (ps shows it). */
+static int parse_syscalls(const char *arg, struct run_config *rc)
 {
-	char *save = NULL, *name;
-
 	opt.syscalls = 0;
-	for (name = strtok_r(arg, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		int i;
+	for (const char *name = arg + strspn(arg, ","); *name; name += strspn(name, ",")) {
+		int len = (int)strcspn(name, ","), i;
 
-		for (i = 0; i < NR_SYSCALLS && strcmp(name, syscall_names[i]); i++)
+		for (i = 0; i < NR_SYSCALLS && (strncmp(name, syscall_names[i], len) ||
+						syscall_names[i][len]); i++)
 			;
 		if (i == NR_SYSCALLS)
-			return cli_error(rc, "unknown syscall '%s' for -s: expected read, pread64, "
-					 "readv, preadv or preadv2", name);
+			return cli_error(rc, "unknown syscall '%.*s' for -s: expected read, pread64, "
+					 "readv, preadv or preadv2", len, name);
 		opt.syscalls |= 1U << i;
+		name += len;
 	}
 	if (!opt.syscalls)
 		return cli_error(rc, "-s needs at least one syscall");
@@ -85,12 +97,11 @@ static int set_mode(enum readlat_mode mode, struct run_config *rc)
 
 static int parse_threshold(const char *arg, struct run_config *rc)
 {
-	char *end;
+	const double max_us = 1e12;	/* in ns, still far inside a __u64 */
 
-	errno = 0;
-	opt.slower_us = strtod(arg, &end);
-	if (errno || end == arg || *end || !(opt.slower_us >= 0) || opt.slower_us > 1e12)
-		return cli_error(rc, "invalid threshold '%s' for --slower: expected microseconds", arg);
+	if (parse_decimal(arg, 0, max_us, &opt.slower_us))
+		return cli_error(rc, "invalid threshold '%s' for --slower: expected microseconds "
+				 "from 0 to %.0f", arg, max_us);
 	return set_mode(READLAT_SLOWER, rc);
 }
 
@@ -114,7 +125,11 @@ static int parse(int key, char *arg, struct run_config *rc)
 
 static bool wants(const char *event)
 {
-	const char *sc = strchr(event + strlen("sys_"), '_') + 1;
+	const char *sc;
+
+	if (strncmp(event, "sys_", 4))
+		return true;
+	sc = strchr(event + strlen("sys_"), '_') + 1;
 
 	for (int i = 0; i < NR_SYSCALLS; i++)
 		if (!strcmp(sc, syscall_names[i]))
@@ -126,7 +141,6 @@ static bool wants(const char *event)
  * a thread's start time; an LRU hash by thread id works everywhere. */
 static int features(const struct run_config *rc)
 {
-	(void)rc;
 	opt.task_storage = diag_btf_present() &&
 		libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1 &&
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_get_current_task_btf, NULL) == 1 &&
@@ -136,6 +150,16 @@ static int features(const struct run_config *rc)
 	else
 		check_row("start-time store", CHECK_FALLBACK,
 			  "LRU hash by thread id (task storage needs kernel BTF and Linux 5.11+)");
+	if (opt.mode != READLAT_PER_PROCESS && opt.mode != READLAT_PER_FD)
+		return 0;
+	/* Naming a process by its leader, a file by what it is: offsets
+	 * read from kernel BTF (only these modes pay for parsing it). */
+	if (kernel_layout_load(&layout, rc->btf_path) == 0)
+		check_row("process and file names", CHECK_OK, "kernel struct offsets from BTF");
+	else
+		check_row("process and file names", CHECK_FALLBACK,
+			  "no kernel BTF: -P names a process by the thread that read, -F a file by "
+			  "what its fd is at report time");
 	return 0;
 }
 
@@ -145,7 +169,7 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	if (!skel)
 		return NULL;
 	skel->rodata->mode = (__u8)opt.mode;
-	skel->rodata->unit = (__u8)rc->unit;
+	skel->rodata->layout = layout;
 	skel->rodata->errors_in_hist = opt.errors_in_hist;
 	skel->rodata->use_task_storage = opt.task_storage;
 	skel->rodata->slower_ns = (__u64)(opt.slower_us * 1000);
@@ -156,56 +180,83 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 		bpf_map__set_max_entries(skel->maps.hists_a, 1);
 		bpf_map__set_max_entries(skel->maps.hists_b, 1);
 	}
-	if (opt.mode != READLAT_SLOWER)
+	if (opt.mode != READLAT_PER_PROCESS && opt.mode != READLAT_PER_FD)
+		bpf_map__set_max_entries(skel->maps.names, 1);
+	if (opt.mode != READLAT_PER_FD)
+		bpf_map__set_max_entries(skel->maps.files_sent, 1);
+	if (opt.mode != READLAT_SLOWER && opt.mode != READLAT_PER_FD)
 		bpf_map__set_max_entries(skel->maps.events, (__u32)getpagesize());
 	return skel->skeleton;
 }
 
-static int print_event(void *ctx, void *data, size_t size)
+static void print_read(const struct readlat_event *e)
 {
-	const struct readlat_event *e = data;
 	struct output *o = events_out;
 	double lat = unit_from_ns(o->unit, e->lat_ns);
+	char comm[4 * FILTER_COMM_LEN + 1];
 	struct json j;
 
-	(void)ctx;
-	(void)size;
 	output_now(o);
 	if (!o->json) {
+		escape_text_buf(comm, sizeof(comm), e->comm, sizeof(e->comm));
 		fprintf(o->f, "%-8s %-7u %-7u %-16s %-5d %-8lld %.3f\n", o->hms, e->pid, e->tid,
-			e->comm, e->fd, (long long)e->ret, lat);
-		return 0;
+			comm, e->fd, (long long)e->ret, lat);
+		return;
 	}
 	output_json_begin(o, &j);
 	json_u64(&j, "pid", e->pid);
 	json_u64(&j, "tid", e->tid);
-	json_str(&j, "comm", e->comm);
+	json_strn(&j, "comm", e->comm, sizeof(e->comm));
 	json_i64(&j, "fd", e->fd);
 	json_i64(&j, "ret", e->ret);
 	json_num(&j, "latency", lat);
 	json_end(&j);
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	const __u32 *kind = data;
+
+	(void)ctx;
+	if (size >= sizeof(struct readlat_event) && *kind == READLAT_EV_READ)
+		print_read(data);
+	else if (size >= sizeof(struct readlat_file_event) && *kind == READLAT_EV_FILE)
+		filenames_add(&files, &((const struct readlat_file_event *)data)->name);
 	return 0;
+}
+
+static bool keyed_mode(void)
+{
+	return opt.mode == READLAT_PER_PROCESS || opt.mode == READLAT_PER_FD;
 }
 
 static int loaded(const struct run_config *rc, struct output *out)
 {
 	int err;
 
-	if (opt.mode == READLAT_PER_PROCESS || opt.mode == READLAT_PER_FD) {
+	config = rc;
+	events_out = out;
+	if (keyed_mode()) {
 		err = keyed_hist_init(&keyed, skel->maps.hists, skel->maps.hists_a, skel->maps.hists_b);
-		if (err)
+		if (err) {
 			diag_error("cannot set up per-key histograms: %s", strerror(-err));
+			return err;
+		}
+	}
+	err = drain_init(&drain, skel->bss->intervals, &skel->bss->interval_cur,
+			 keyed_mode() ? &keyed : NULL);
+	if (err) {
+		diag_error("cannot set up the interval drain: %s", strerror(-err));
 		return err;
 	}
-	if (opt.mode != READLAT_SLOWER)
+	if (opt.mode != READLAT_SLOWER && opt.mode != READLAT_PER_FD)
 		return 0;
-	events_out = out;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), print_event, NULL, NULL);
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
 	if (!rb) {
 		diag_error("cannot open the ring buffer: %s", strerror(errno));
 		return -1;
 	}
-	if (!rc->json)
+	if (opt.mode == READLAT_SLOWER && !rc->json)
 		fprintf(out->f, "%-8s %-7s %-7s %-16s %-5s %-8s LAT(%s)\n", "TIME", "PID", "TID",
 			"COMM", "FD", "BYTES", unit_abbrev(rc->unit));
 	return 0;
@@ -216,6 +267,11 @@ static struct ring_buffer *events(void)
 	return rb;
 }
 
+static bool streams_events(void)
+{
+	return opt.mode == READLAT_SLOWER;
+}
+
 static int by_pid_fd(const void *a, const void *b)
 {
 	const struct readlat_key *x = a, *y = b;
@@ -224,40 +280,58 @@ static int by_pid_fd(const void *a, const void *b)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->fd != y->fd)
 		return x->fd < y->fd ? -1 : 1;
-	return strncmp(x->comm, y->comm, sizeof(x->comm));
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
+/* The name the kernel sent when the file was first read; failing that
+ * (no kernel BTF, or its event lost), what the fd is now, if it is still
+ * the same file. */
 static void fd_path(const struct readlat_key *k, char *buf, size_t len)
 {
+	const char *name = filenames_get(&files, k->dev, k->ino);
 	char link[64];
-	ssize_t n;
 
+	if (name) {
+		snprintf(buf, len, "%s", name);
+		return;
+	}
 	snprintf(link, sizeof(link), "/proc/%u/fd/%d", k->pid, k->fd);
-	n = readlink(link, buf, len - 1);
-	if (n < 0)
-		n = snprintf(buf, len, "?");
-	buf[n] = '\0';
+	if (filenames_resolve_fd(link, k->dev, k->ino, buf, len))
+		snprintf(buf, len, "?");
 }
 
-static int report_keyed(struct output *out)
+static void process_name(__u32 pid, char *comm, size_t len)
 {
-	struct hist_extra extra = { .errors = true };
-	struct keyed_snapshot snap;
-	char path[256];
-	int err;
+	char name[FILTER_COMM_LEN] = {};
 
-	err = keyed_hist_drain(&keyed, &snap);
-	if (err) {
-		diag_error("cannot read the per-key histograms: %s", strerror(-err));
-		keyed_snapshot_free(&snap);
-		return err;
-	}
-	/* Reads of this interval that found the map full are in no key. */
-	extra.lost = (long long)__atomic_exchange_n(&skel->bss->hist_lost_keys, 0, __ATOMIC_RELAXED);
-	keyed_sort(&snap, by_pid_fd);
-	for (size_t i = 0; i < snap.n; i++) {
-		const struct readlat_key *k = keyed_key(&snap, i);
-		char comm[FILTER_COMM_LEN + 1] = {};
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.names), &pid, name))
+		snprintf(comm, len, "?");
+	else
+		snprintf(comm, len, "%.*s", FILTER_COMM_LEN, name);
+}
+
+static struct hist_extra interval_extra(const struct hist_interval *iv)
+{
+	struct hist_extra x = { .errors = true, .lost = -1, .unmatched = -1 };
+
+	/* Reads in flight at attach (or whose start was evicted): shown
+	 * where a reader can tell them from the counts. */
+	if (config->json || config->verbose)
+		x.unmatched = (long long)iv->unmatched;
+	if (keyed_mode())
+		x.lost = (long long)iv->lost_keys;
+	return x;
+}
+
+static int report_keyed(struct output *out, struct keyed_snapshot *snap, const struct hist_extra *x)
+{
+	char path[FILENAME_LABEL_MAX], comm[FILTER_COMM_LEN + 1];
+
+	keyed_sort(snap, by_pid_fd);
+	for (size_t i = 0; i < snap->n; i++) {
+		const struct readlat_key *k = keyed_key(snap, i);
 		struct key_field key[4] = {
 			KEY_UINT("pid", k->pid),
 			KEY_STRING("comm", comm),
@@ -265,29 +339,41 @@ static int report_keyed(struct output *out)
 			KEY_STRING("path", path),
 		};
 
-		memcpy(comm, k->comm, sizeof(k->comm));
+		process_name(k->pid, comm, sizeof(comm));
 		if (opt.mode == READLAT_PER_FD)
 			fd_path(k, path, sizeof(path));
-		output_hist(out, key, opt.mode == READLAT_PER_FD ? 4 : 2, keyed_value(&snap, i), &extra);
+		output_hist(out, key, opt.mode == READLAT_PER_FD ? 4 : 2, keyed_value(snap, i), x);
 	}
-	keyed_snapshot_free(&snap);
-	if (extra.lost && !out->json)
+	if (x->lost > 0 && !out->json)
 		diag_error("%lld reads not counted: more than %d processes/files in one interval",
-			   extra.lost, READLAT_MAX_KEYS);
+			   x->lost, READLAT_MAX_KEYS);
 	return 0;
 }
 
 static int report(struct output *out)
 {
-	const struct hist_extra extra = { .errors = true, .lost = -1 };
-	struct hist h;
+	struct keyed_snapshot snap;
+	struct hist_interval iv;
+	struct hist_extra x;
+	int err;
 
-	if (opt.mode == READLAT_PER_PROCESS || opt.mode == READLAT_PER_FD)
-		return report_keyed(out);
 	if (opt.mode == READLAT_SLOWER)
 		return 0;
-	hist_drain(&skel->bss->hist, &h);
-	output_hist(out, NULL, 0, &h, &extra);
+	err = drain_interval(&drain, &iv, keyed_mode() ? &snap : NULL);
+	if (err) {
+		diag_error("cannot read the histograms: %s", strerror(-err));
+		if (keyed_mode())
+			keyed_snapshot_free(&snap);
+		return err;
+	}
+	x = interval_extra(&iv);
+	/* Per key, an idle interval still shows: one empty histogram. */
+	if (keyed_mode() && snap.n)
+		report_keyed(out, &snap, &x);
+	else
+		output_hist(out, NULL, 0, &iv.hist, &x);
+	if (keyed_mode())
+		keyed_snapshot_free(&snap);
 	return 0;
 }
 
@@ -317,7 +403,22 @@ static void finish(struct output *out)
 static void close_bpf(void)
 {
 	ring_buffer__free(rb);
+	drain_close(&drain);
+	filenames_free(&files);
 	readlat_bpf__destroy(skel);
+}
+
+static const char *banner(void)
+{
+	static char text[128];
+	size_t n = snprintf(text, sizeof(text), "Tracing");
+
+	for (int i = 0; i < NR_SYSCALLS; i++)
+		if (opt.syscalls & (1U << i))
+			n += snprintf(text + n, sizeof(text) - n, "%s %s", n > 7 ? "," : "",
+				      syscall_names[i]);
+	snprintf(text + n, sizeof(text) - n, " syscalls");
+	return text;
 }
 
 static const struct tool readlat = {
@@ -331,7 +432,7 @@ static const struct tool readlat = {
 	       "  readlat -F -p 181       # one per file descriptor of process 181\n"
 	       "  readlat --slower 10000  # each read slower than 10 ms\n"
 	       "  readlat -s read,pread64,readv,preadv  # the read family\n",
-	.banner = "Tracing read() syscalls",
+	.banner = banner,
 	.shared = SHARED_FILTERS | SHARED_UNITS,
 	.options = options,
 	.parse = parse,
@@ -342,6 +443,7 @@ static const struct tool readlat = {
 	.open = open_bpf,
 	.loaded = loaded,
 	.events = events,
+	.streams_events = streams_events,
 	.report = report,
 	.finish = finish,
 	.close = close_bpf,

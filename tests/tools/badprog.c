@@ -20,10 +20,15 @@ static void close_bpf(void)
 	badprog_bpf__destroy(skel);
 }
 
+static const char *banner(void)
+{
+	return "Tracing nothing";
+}
+
 static const struct tool badprog = {
 	.name = "badprog",
 	.summary = "Load a program that the verifier rejects.",
-	.banner = "Tracing nothing",
+	.banner = banner,
 	.probes = probes,
 	.nprobes = 1,
 	.open = open_bpf,

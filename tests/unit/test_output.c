@@ -48,12 +48,28 @@ static struct hist *hist_new(void)
 	return h;
 }
 
+/* @n values of @v units, each @scale raw units (ns) as the kernel keeps them. */
+static void hist_add_scaled(struct hist *h, __u64 v, __u64 scale, __u64 n)
+{
+	__u64 raw = v * scale;
+
+	h->buckets[hist_bucket(v)] += n;
+	h->sum += raw * n;
+	if (n && raw > h->max)
+		h->max = raw;
+	if (n && ~raw > h->min_inv)
+		h->min_inv = ~raw;
+}
+
+/* In microseconds, the unit of most tests here. */
 static void hist_add(struct hist *h, __u64 v, __u64 n)
 {
-	h->buckets[hist_bucket(v)] += n;
-	h->sum += v * n;
-	if (n && v > h->max)
-		h->max = v;
+	hist_add_scaled(h, v, 1000, n);
+}
+
+static double scale_of(const char *unit)
+{
+	return !strcmp(unit, "nsecs") ? 1 : !strcmp(unit, "msecs") ? 1e6 : 1e3;
 }
 
 /* A sample: 0 x2, 7 x10, 150 x30, 3000 x5, 1000000 x1. */
@@ -126,12 +142,13 @@ static void check_hist_json(const struct jv *v, const struct hist *h, const char
 	for (size_t i = 0; i < ARRAY_SIZE(required); i++)
 		if (!jv_get(v, required[i]))
 			fail_msg("missing \"%s\"", required[i]);
-	hist_summarise(h, &s);
+	hist_summarise(h, scale_of(unit), &s);
 	assert_string_equal(get_str(v, "tool"), "readlat");
 	assert_string_equal(get_str(v, "time"), ISO);
 	assert_string_equal(get_str(v, "unit"), unit);
 	assert_int_equal(get_u64(v, "count"), s.count);
-	assert_int_equal(get_u64(v, "max"), s.max);
+	assert_float_equal(get_num(v, "max"), s.max, 0.0006);
+	assert_float_equal(get_num(v, "min"), s.min, 0.0006);
 	assert_float_equal(get_num(v, "avg"), s.avg, 0.0006);
 	assert_float_equal(get_num(v, "p50"), s.p50, 0.0006);
 	assert_float_equal(get_num(v, "p90"), s.p90, 0.0006);
@@ -280,7 +297,8 @@ static void test_json_empty(void **state)
 	out = capture_close(&c);
 	assert_string_equal(out,
 		"{\"tool\":\"readlat\",\"time\":\"" ISO "\",\"unit\":\"usecs\",\"key\":{\"comm\":\"x\"},"
-		"\"count\":0,\"avg\":0,\"p50\":0,\"p90\":0,\"p99\":0,\"p999\":0,\"max\":0,\"buckets\":[]}\n");
+		"\"count\":0,\"avg\":0,\"p50\":0,\"p90\":0,\"p99\":0,\"p999\":0,\"min\":0,\"max\":0,"
+		"\"buckets\":[]}\n");
 	v = parse_one_line(out);
 	check_hist_json(v, h, "usecs");
 	jv_free(v);
@@ -366,7 +384,7 @@ static void test_text_summary_values(void **state)
 	char unit[16];
 
 	(void)state;
-	hist_add(h, 3000, 4);
+	hist_add_scaled(h, 3000, 1000000, 4);
 	capture_open(&c, false, UNIT_MSECS);
 	output_hist(&c.o, NULL, 0, h, NULL);
 	out = capture_close(&c);
@@ -374,8 +392,8 @@ static void test_text_summary_values(void **state)
 	assert_non_null(summary);
 	summary++;
 	assert_int_equal(regcomp(&re,
-		"^count [0-9]+, avg [0-9]+(\\.[0-9])?, p50 [0-9]+(\\.[0-9])?, p90 [0-9]+(\\.[0-9])?, "
-		"p99 [0-9]+(\\.[0-9])?, p99\\.9 [0-9]+(\\.[0-9])?, max [0-9]+ msecs\n$",
+		"^count [0-9]+, avg [0-9]+(\\.[0-9]+)?, p50 [0-9]+(\\.[0-9]+)?, p90 [0-9]+(\\.[0-9]+)?, "
+		"p99 [0-9]+(\\.[0-9]+)?, p99\\.9 [0-9]+(\\.[0-9]+)?, max [0-9]+ msecs\n$",
 		REG_EXTENDED), 0);
 	if (regexec(&re, summary, 0, NULL, 0))
 		fail_msg("summary line: %s", summary);
@@ -390,14 +408,15 @@ static void test_text_summary_values(void **state)
 	assert_true(p50 <= p90 && p90 <= p99 && p99 <= p999 && p999 <= 3000);
 	free(out);
 
-	/* small fractional values keep one decimal */
+	/* small fractions keep two decimals; a value alone in its bucket is
+	 * read from the middle of the bucket (1000 ns in [1, 2) usecs) */
 	memset(h, 0, sizeof(*h));
 	hist_add(h, 1, 1);
 	hist_add(h, 2, 1);
 	capture_open(&c, false, UNIT_USECS);
 	output_hist(&c.o, NULL, 0, h, NULL);
 	out = capture_close(&c);
-	assert_non_null(strstr(out, "\ncount 2, avg 1.5, p50 1, p90 2, p99 2, p99.9 2, max 2 usecs\n"));
+	assert_non_null(strstr(out, "\ncount 2, avg 1.50, p50 1.50, p90 2, p99 2, p99.9 2, max 2 usecs\n"));
 	free(out);
 	free(h);
 }
@@ -445,6 +464,41 @@ static void test_text_keys(void **state)
 		"         0 -> 1          : 1        |****************************************|\n"
 		"count 1, avg 1, p50 1, p90 1, p99 1, p99.9 1, max 1 usecs\n"
 		"\n");
+	free(out);
+	free(h);
+}
+
+/* Names from the traced system cannot break a text record into lines
+ * nor reach the terminal as control sequences; in JSON they stay valid. */
+static void test_key_escaped(void **state)
+{
+	const struct key_field key[] = {
+		KEY_STRING("comm", "a\nb\x1b[2J\xff"), KEY_STRING("path", "/tmp/\\x"),
+	};
+	const char *want = "comm = a\\nb\\x1b[2J\\xff, path = /tmp/\\\\x\n";
+	const struct jv *k;
+	struct hist *h = hist_new();
+	struct capture c;
+	struct jv *v;
+	char *out;
+
+	(void)state;
+	capture_open(&c, false, UNIT_USECS);
+	output_hist(&c.o, key, ARRAY_SIZE(key), h, NULL);
+	out = capture_close(&c);
+	assert_int_equal(strncmp(out, want, strlen(want)), 0);
+	free(out);
+
+	capture_open(&c, true, UNIT_USECS);
+	output_hist(&c.o, key, ARRAY_SIZE(key), h, NULL);
+	out = capture_close(&c);
+	v = parse_one_line(out);
+	k = jv_get(v, "key");
+	assert_string_equal(get_str(k, "comm"), "a\nb\x1b[2J\xef\xbf\xbd");
+	assert_string_equal(get_str(k, "comm_hex"), "610a621b5b324aff");
+	assert_string_equal(get_str(k, "path"), "/tmp/\\x");
+	assert_null(jv_get(k, "path_hex"));
+	jv_free(v);
 	free(out);
 	free(h);
 }
@@ -514,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_text_summary_values),
 		cmocka_unit_test(test_text_empty),
 		cmocka_unit_test(test_text_keys),
+		cmocka_unit_test(test_key_escaped),
 		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_stamp),
 	};

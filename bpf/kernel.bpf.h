@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Walks through kernel structs without CO-RE: the offsets come from user
+ * space (common/kernel_layout.h), read from kernel BTF only by the tool
+ * modes that need them. Every read is bpf_probe_read_kernel(), so a wrong
+ * or missing offset yields "unknown", never a verifier rejection.
+ */
+#ifndef KERNEL_BPF_H
+#define KERNEL_BPF_H
+
+#include "kernel_layout.h"
+
+const volatile struct kernel_layout layout = {};
+
+static __always_inline void *read_ptr(const void *base, __u32 off)
+{
+	void *p = NULL;
+
+	bpf_probe_read_kernel(&p, sizeof(p), (const char *)base + off);
+	return p;
+}
+
+/* The name of the current process: its group leader's comm. Without the
+ * layout, the current thread's name. */
+static __always_inline void process_comm(char *comm, __u32 len)
+{
+	void *leader;
+
+	if (layout.valid) {
+		leader = read_ptr((void *)bpf_get_current_task(), layout.task_group_leader);
+		if (leader && bpf_probe_read_kernel_str(comm, len, (char *)leader + layout.task_comm) > 0)
+			return;
+	}
+	bpf_get_current_comm(comm, len);
+}
+
+/* The struct file behind the current task's @fd, or NULL. */
+static __always_inline void *task_fd_file(int fd)
+{
+	void *files, *fdt, *fds;
+	unsigned int max = 0;
+
+	if (!layout.valid || fd < 0)
+		return NULL;
+	files = read_ptr((void *)bpf_get_current_task(), layout.task_files);
+	fdt = files ? read_ptr(files, layout.files_fdt) : NULL;
+	if (!fdt)
+		return NULL;
+	bpf_probe_read_kernel(&max, sizeof(max), (char *)fdt + layout.fdt_max_fds);
+	if ((unsigned int)fd >= max)
+		return NULL;
+	fds = read_ptr(fdt, layout.fdt_fd);
+	return fds ? read_ptr(fds, (__u32)fd * sizeof(void *)) : NULL;
+}
+
+/* The file's filesystem and inode: what tells two files apart. */
+static __always_inline bool file_identity(void *file, __u32 *dev, __u64 *ino)
+{
+	void *inode = file ? read_ptr(file, layout.file_inode) : NULL;
+	void *sb;
+
+	if (!inode)
+		return false;
+	sb = read_ptr(inode, layout.inode_sb);
+	bpf_probe_read_kernel(ino, sizeof(*ino), (char *)inode + layout.inode_ino);
+	bpf_probe_read_kernel(dev, sizeof(*dev), (char *)sb + layout.sb_dev);
+	return true;
+}
+
+/* @out's identity and its path up to the root of the mount tree, leaf
+ * first, one slot per step of the walk: a step that crosses from a mount's
+ * root to where it is mounted leaves its slot empty. out->truncated when
+ * the walk did not reach the root in FILE_NAME_DEPTH steps. */
+static __always_inline void file_name_fill(void *file, struct file_name *out)
+{
+	void *inode, *sb, *vfsmnt, *mnt, *parent, *dentry, *d_parent, *root, *name;
+	int i;
+
+	out->depth = 0;
+	out->truncated = 0;
+	if (!file_identity(file, &out->dev, &out->ino))
+		return;
+	inode = read_ptr(file, layout.file_inode);
+	sb = read_ptr(inode, layout.inode_sb);
+	bpf_probe_read_kernel(&out->magic, sizeof(out->magic), (char *)sb + layout.sb_magic);
+	vfsmnt = read_ptr(file, layout.file_path + layout.path_mnt);
+	dentry = read_ptr(file, layout.file_path + layout.path_dentry);
+	mnt = (char *)vfsmnt - layout.mount_mnt;
+	root = read_ptr(vfsmnt, layout.vfsmount_root);
+	for (i = 0; i < FILE_NAME_DEPTH; i++) {
+		out->comp[i][0] = '\0';
+		if (dentry == root) {
+			/* The root of this mount: go on from where it is mounted. */
+			parent = read_ptr(mnt, layout.mount_parent);
+			if (!parent || parent == mnt)
+				break;
+			dentry = read_ptr(mnt, layout.mount_mountpoint);
+			mnt = parent;
+			root = read_ptr((char *)mnt + layout.mount_mnt, layout.vfsmount_root);
+			continue;
+		}
+		d_parent = dentry ? read_ptr(dentry, layout.dentry_parent) : NULL;
+		if (!d_parent || d_parent == dentry)
+			break;
+		name = read_ptr(dentry, layout.dentry_name);
+		bpf_probe_read_kernel_str(out->comp[i], FILE_NAME_COMP, name);
+		dentry = d_parent;
+	}
+	out->depth = i;
+	out->truncated = i == FILE_NAME_DEPTH;
+}
+
+#endif /* KERNEL_BPF_H */

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Reading one interval of a tool's kernel aggregates, consistently: flip
+ * the double-buffered .bss interval (struct hist_interval) and, in the same
+ * step, swap the per-key maps; wait until no program can still be adding
+ * to the old ones; then read and zero them. A count, its sum, its maximum
+ * and the interval's counters always describe the same events.
+ */
+#ifndef COMMON_DRAIN_H
+#define COMMON_DRAIN_H
+
+#include "hist.h"
+#include "keyed.h"
+
+struct drain {
+	struct hist_interval *bufs;	/* the object's intervals[2], mmap'd */
+	__u32 *cur;			/* its interval_cur */
+	struct keyed_hist *keyed;	/* swapped in the same step, or NULL */
+	int sync_outer, sync_inner;	/* a map whose update waits for programs */
+};
+
+int drain_init(struct drain *d, struct hist_interval *bufs, __u32 *cur, struct keyed_hist *keyed);
+/* Move the current interval into @out (and the per-key histograms into
+ * @snap when there are any); the kernel goes on into a zeroed one. */
+int drain_interval(struct drain *d, struct hist_interval *out, struct keyed_snapshot *snap);
+void drain_close(struct drain *d);
+
+#endif /* COMMON_DRAIN_H */

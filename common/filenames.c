@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "filenames.h"
+
+/* s_magic of the pseudo filesystems whose files /proc names specially. */
+#define PIPEFS_MAGIC 0x50495045
+#define SOCKFS_MAGIC 0x534F434B
+#define ANON_INODE_FS_MAGIC 0x09041934
+
+struct filename_entry {
+	__u64 ino;
+	__u32 dev;
+	char *label;		/* NULL: free slot */
+};
+
+static size_t slot_of(const struct filenames *f, __u32 dev, __u64 ino)
+{
+	__u64 h = (ino ^ ((__u64)dev << 32)) * 0x9E3779B97F4A7C15ULL;
+	size_t i = (size_t)(h >> 32) & (f->cap - 1);
+
+	while (f->slots[i].label && (f->slots[i].dev != dev || f->slots[i].ino != ino))
+		i = (i + 1) & (f->cap - 1);
+	return i;
+}
+
+static int grow(struct filenames *f)
+{
+	struct filenames bigger = { .cap = f->cap ? f->cap * 2 : 256 };
+
+	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->cap; i++) {
+		if (f->slots[i].label)
+			bigger.slots[slot_of(&bigger, f->slots[i].dev, f->slots[i].ino)] = f->slots[i];
+	}
+	bigger.used = f->used;
+	free(f->slots);
+	*f = bigger;
+	return 0;
+}
+
+void file_name_format(const struct file_name *n, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	if (n->magic == PIPEFS_MAGIC) {
+		snprintf(buf, len, "pipe:[%llu]", (unsigned long long)n->ino);
+		return;
+	}
+	if (n->magic == SOCKFS_MAGIC) {
+		snprintf(buf, len, "socket:[%llu]", (unsigned long long)n->ino);
+		return;
+	}
+	if (n->magic == ANON_INODE_FS_MAGIC && n->depth) {
+		snprintf(buf, len, "anon_inode:%.*s", FILE_NAME_COMP, n->comp[0]);
+		return;
+	}
+	if (!n->ino) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	if (n->truncated)
+		at += (size_t)snprintf(buf + at, len - at, "...");
+	/* Empty slots are the walk's steps from a mount to its mountpoint. */
+	for (int i = (int)n->depth - 1; i >= 0 && at < len; i--)
+		if (n->comp[i][0])
+			at += (size_t)snprintf(buf + at, len - at, "/%.*s", FILE_NAME_COMP, n->comp[i]);
+	if (!at)
+		snprintf(buf, len, "/");
+}
+
+int filenames_add(struct filenames *f, const struct file_name *n)
+{
+	char label[FILENAME_LABEL_MAX];
+	struct filename_entry *e;
+
+	if ((f->used + 1) * 2 > f->cap && grow(f))
+		return -ENOMEM;
+	file_name_format(n, label, sizeof(label));
+	e = &f->slots[slot_of(f, n->dev, n->ino)];
+	if (!e->label)
+		f->used++;
+	free(e->label);
+	e->dev = n->dev;
+	e->ino = n->ino;
+	e->label = strdup(label);
+	return e->label ? 0 : -ENOMEM;
+}
+
+const char *filenames_get(const struct filenames *f, __u32 dev, __u64 ino)
+{
+	if (!f->cap || !ino)
+		return NULL;
+	return f->slots[slot_of(f, dev, ino)].label;
+}
+
+void filenames_free(struct filenames *f)
+{
+	for (size_t i = 0; i < f->cap; i++)
+		free(f->slots[i].label);
+	free(f->slots);
+	memset(f, 0, sizeof(*f));
+}
+
+int filenames_resolve_fd(const char *link, __u32 dev, __u64 ino, char *buf, size_t len)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (ino && (stat(link, &st) || st.st_ino != ino ||
+		    major(st.st_dev) != dev >> 20 || minor(st.st_dev) != (dev & 0xfffff)))
+		return -1;
+	n = readlink(link, buf, len - 1);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The names of files as the kernel sent them (struct file_name, see
+ * kernel_layout.h), kept by filesystem and inode for the whole run, so a
+ * report labels a file correctly after its fd was closed or reused and
+ * after its process exited. Also: formatting one name ("/etc/passwd",
+ * "pipe:[1234]"), and the fallback of asking /proc what an fd is now.
+ */
+#ifndef COMMON_FILENAMES_H
+#define COMMON_FILENAMES_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "kernel_layout.h"
+
+/* Room for the longest label file_name_format() writes. */
+#define FILENAME_LABEL_MAX (FILE_NAME_DEPTH * FILE_NAME_COMP + 32)
+
+struct filename_entry;
+
+struct filenames {
+	struct filename_entry *slots;
+	size_t used, cap;	/* open addressing, cap a power of two */
+};
+
+/* Keep (or replace) the name of the file @n identifies. */
+int filenames_add(struct filenames *f, const struct file_name *n);
+/* The label of file (dev, ino), or NULL if the kernel never sent it. */
+const char *filenames_get(const struct filenames *f, __u32 dev, __u64 ino);
+void filenames_free(struct filenames *f);
+
+/* "/a/b/c" from the components; pseudo files as /proc shows them. */
+void file_name_format(const struct file_name *n, char *buf, size_t len);
+/* What the fd behind @link (/proc/PID/fd/N) names now, if it is still
+ * file (dev, ino) (ino 0: any file). 0 on success. */
+int filenames_resolve_fd(const char *link, __u32 dev, __u64 ino, char *buf, size_t len);
+
+#endif /* COMMON_FILENAMES_H */

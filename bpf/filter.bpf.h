@@ -42,10 +42,11 @@ static __always_inline __u64 current_ids(void)
 	return (__u64)ns.tgid << 32 | ns.pid;
 }
 
-/* bpf_get_current_comm() zero-pads, so two words compare the name. */
+/* Two words compare the name; zeroed first, because before 6.x
+ * bpf_get_current_comm() does not pad after the NUL. */
 static __always_inline bool comm_matches(void)
 {
-	__u64 comm[FILTER_COMM_LEN / 8];
+	__u64 comm[FILTER_COMM_LEN / 8] = {};
 
 	bpf_get_current_comm(comm, sizeof(comm));
 	return comm[0] == filter_comm[0] && comm[1] == filter_comm[1];

@@ -8,40 +8,17 @@
 #include "kernel.bpf.h"
 #include "syscall_tp.bpf.h"
 #include "signal_tp.bpf.h"
+#include "start.bpf.h"
 #include "readlat.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u8 mode = READLAT_HIST;
 const volatile bool errors_in_hist = false;
-const volatile bool use_task_storage = true;
 const volatile __u64 slower_ns = 0;
 
 /* --slower keeps counts only: a histogram per read would be wasted work. */
 struct readlat_totals totals SEC(".bss");
-
-struct start {
-	__u64 ts;		/* entry time; 0: no read in progress */
-	__u64 exit_ts;		/* when it returned a restart code */
-	__s32 fd;
-	__s32 restart;		/* that code, until a restart or a signal decides */
-};
-
-/* Where a thread's entry time waits for its exit: task storage, freed
- * with the task, or (kernels without it) a bounded LRU hash by thread id. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct start);
-} start_task SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct start);
-} start_tid SEC(".maps");
 
 KEYED_HIST_MAP(hists_a, struct readlat_key, READLAT_MAX_KEYS);
 KEYED_HIST_MAP(hists_b, struct readlat_key, READLAT_MAX_KEYS);
@@ -67,63 +44,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, READLAT_RINGBUF_BYTES);
 } events SEC(".maps");
-
-static __always_inline __u32 current_tid(void)
-{
-	return (__u32)bpf_get_current_pid_tgid();
-}
-
-/* The current thread's start record, if it has one. */
-static __always_inline struct start *start_get(void)
-{
-	__u32 tid;
-
-	if (use_task_storage)
-		return bpf_task_storage_get(&start_task, bpf_get_current_task_btf(), 0, 0);
-	tid = current_tid();
-	return bpf_map_lookup_elem(&start_tid, &tid);
-}
-
-static __always_inline void start_record(__u64 fd, __u64 now)
-{
-	struct start *s, fresh = { .ts = now, .fd = (__s32)fd };
-	__u32 tid;
-
-	if (use_task_storage) {
-		s = bpf_task_storage_get(&start_task, bpf_get_current_task_btf(), 0,
-					 BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!s)
-			return;
-		/* The kernel restarts an interrupted read: to the application
-		 * it is the same read, timed from its first entry. */
-		if (s->restart) {
-			s->restart = 0;
-			return;
-		}
-		s->fd = (__s32)fd;
-		s->ts = now;
-		return;
-	}
-	tid = current_tid();
-	s = bpf_map_lookup_elem(&start_tid, &tid);
-	if (s && s->restart) {
-		s->restart = 0;
-		return;
-	}
-	bpf_map_update_elem(&start_tid, &tid, &fresh, BPF_ANY);
-}
-
-static __always_inline void start_release(struct start *s)
-{
-	__u32 tid;
-
-	if (use_task_storage) {
-		s->ts = 0;
-		return;
-	}
-	tid = current_tid();
-	bpf_map_delete_elem(&start_tid, &tid);
-}
 
 static __always_inline void emit(__u64 lat_ns, long ret, __s32 fd)
 {

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Where a thread's operation start waits for its end (a syscall's entry
+ * for its exit): task storage, freed with the task, or on kernels without
+ * it (5.11, or no BTF) a bounded LRU hash by thread id. An operation that
+ * the kernel restarts after a signal keeps its first start (see
+ * signal_tp.bpf.h). Shared by the tools and by bench/, which measures
+ * exactly this store.
+ */
+#ifndef START_BPF_H
+#define START_BPF_H
+
+#define START_FALLBACK_THREADS 65536
+
+const volatile bool use_task_storage = true;
+
+struct start {
+	__u64 ts;		/* entry time; 0: no operation in progress */
+	__u64 exit_ts;		/* when it returned a restart code */
+	__s32 fd;
+	__s32 restart;		/* that code, until a restart or a signal decides */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct start);
+} start_task SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, START_FALLBACK_THREADS);
+	__type(key, __u32);
+	__type(value, struct start);
+} start_tid SEC(".maps");
+
+static __always_inline __u32 current_tid(void)
+{
+	return (__u32)bpf_get_current_pid_tgid();
+}
+
+/* The current thread's start record, if it has one. */
+static __always_inline struct start *start_get(void)
+{
+	__u32 tid;
+
+	if (use_task_storage)
+		return bpf_task_storage_get(&start_task, bpf_get_current_task_btf(), 0, 0);
+	tid = current_tid();
+	return bpf_map_lookup_elem(&start_tid, &tid);
+}
+
+/* An operation on @fd starts @now, unless this entry is the kernel
+ * restarting an interrupted one: to the application that is the same
+ * operation, timed from its first entry. */
+static __always_inline void start_record(__u64 fd, __u64 now)
+{
+	struct start *s, fresh = { .ts = now, .fd = (__s32)fd };
+	__u32 tid;
+
+	if (use_task_storage) {
+		s = bpf_task_storage_get(&start_task, bpf_get_current_task_btf(), 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!s)
+			return;
+		if (s->restart) {
+			s->restart = 0;
+			return;
+		}
+		s->fd = (__s32)fd;
+		s->ts = now;
+		return;
+	}
+	tid = current_tid();
+	s = bpf_map_lookup_elem(&start_tid, &tid);
+	if (s && s->restart) {
+		s->restart = 0;
+		return;
+	}
+	bpf_map_update_elem(&start_tid, &tid, &fresh, BPF_ANY);
+}
+
+/* The operation is over: its record is free for the next one. */
+static __always_inline void start_release(struct start *s)
+{
+	__u32 tid;
+
+	if (use_task_storage) {
+		s->ts = 0;
+		return;
+	}
+	tid = current_tid();
+	bpf_map_delete_elem(&start_tid, &tid);
+}
+
+#endif /* START_BPF_H */

@@ -283,7 +283,25 @@ abc|invalid interval 'abc'
 -p 1 -t 1|cannot be combined
 --probe foo|invalid probe kind 'foo'
 --btf /nonexistent/btf|cannot read BTF file '/nonexistent/btf'
+--btf /etc/passwd|/etc/passwd is not a BTF file (
+--duration 1e300|invalid duration '1e300': expected seconds from 0.001 to 31536000
+0.0000001|invalid interval '0.0000001': expected seconds from 0.001 to 31536000
+--duration 0x10|invalid duration '0x10'
+-m --ns|-m and --ns cannot be combined
+-n a -n b|option '-n' given twice
+-p 1 -p 2|option '-p' given twice
+-s read -s readv|option '-s' given twice
 EOF_CASES
+}
+
+# Cases the word splitting above cannot express: a space or nothing in a value.
+@test "bad input with a space or an empty value: one line on stderr, exit 2" {
+	run timeout 10 "$BUILD/readlat" --slower ' 5'
+	[ "$status" -eq 2 ]
+	[ "$output" = "readlat: invalid threshold ' 5' for --slower: expected microseconds from 0 to 1000000000000" ]
+	run timeout 10 "$BUILD/readlat" -c ''
+	[ "$status" -eq 2 ]
+	[ "$output" = "readlat: invalid cgroup '': expected a cgroup v2 directory" ]
 }
 
 @test "-h and -V exit 0 on stdout" {
@@ -315,11 +333,18 @@ EOF_CASES
 	[ "$output" = "readlat: cannot open cgroup /nonexistent/cg: No such file or directory" ]
 }
 
-@test "-p of a thread id names the process" {
+@test "-p of a thread id names the process: one line, exit 2" {
 	start_load A --threads 2 --reads 1
 	run timeout 10 "$BUILD/readlat" -p "${A_TIDS[1]}"
-	[ "$status" -eq 1 ]
-	[[ "$output" == *"is a thread of process $A_PID"* ]]
+	[ "$status" -eq 2 ]
+	[ "$output" = "readlat: ${A_TIDS[1]} is a thread of process $A_PID: use -t ${A_TIDS[1]} for that thread, or -p $A_PID" ]
+}
+
+@test "-s LIST leaves argv as given: ps shows the commas" {
+	start_tool readlat -s read,pread64 -n rl_none
+	[ "$(ps -o args= -p "$TOOL_JOB")" = "$BUILD/readlat -s read,pread64 -n rl_none" ]
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
 }
 
 @test "--check: a row per check and probe, exit 0" {
@@ -334,7 +359,7 @@ EOF_CASES
 @test "not privileged: one line naming what is needed, exit 1" {
 	run timeout 10 setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all "$BUILD/readlat"
 	[ "$status" -eq 1 ]
-	[ "$output" = "readlat: needs root (or CAP_BPF and CAP_PERFMON); try: sudo readlat" ]
+	[ "$output" = "readlat: needs root (or CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH); try: sudo readlat" ]
 	run timeout 10 setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all "$BUILD/readlat" --check
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"cannot run"* ]]
@@ -407,4 +432,263 @@ EOF_CASES
 	! grep -q '/sys/kernel/btf/vmlinux' "$T/strace"
 	rss=$(/usr/bin/time -f %M timeout 10 "$BUILD/readlat" --duration 0.1 2>&1 >/dev/null | tail -n1)
 	[ "$rss" -le 8192 ]
+}
+
+# The documented way for a user other than root: exactly these capabilities.
+@test "non-root with CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH (ambient): counts exactly" {
+	nonroot_setup readlat "$NONROOT_CAPS"
+	run timeout 10 "${NONROOT[@]}" "$EXE" --check
+	[ "$status" -eq 0 ]
+	grep -qE '^privileges +ok +CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH$' <<<"$output"
+	start_load A --reads 30 --delay-us $DELAY
+	start_tool_nonroot -j -p "$A_PID"
+	# really uid 65534 with those three and nothing else
+	[ "$(awk '$1 == "Uid:" { print $3 }' "/proc/$TOOL_JOB/status")" -eq "$NOBODY" ]
+	[ "$(cap_eff "$TOOL_JOB")" = "$(cap_mask 2 38 39)" ]
+	go
+	wait_loads A
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	jout '.count == 30 and .errors == 0 and .p50 >= 2048 and .p50 < 4096'
+}
+
+@test "non-root with a file capability (setcap cap_bpf,cap_perfmon,cap_dac_read_search+ep): counts exactly" {
+	command -v setcap >/dev/null || skip "no setcap (libcap2-bin)"
+	nonroot_setup readlat ""
+	setcap cap_bpf,cap_perfmon,cap_dac_read_search+ep "$EXE" 2>"$T/setcap" ||
+		skip "setcap failed here: $(cat "$T/setcap")"
+	start_load A --reads 30 --delay-us $DELAY
+	start_tool_nonroot -j -p "$A_PID"
+	[ "$(awk '$1 == "Uid:" { print $3 }' "/proc/$TOOL_JOB/status")" -eq "$NOBODY" ]
+	[ "$(cap_eff "$TOOL_JOB")" = "$(cap_mask 2 38 39)" ]
+	go
+	wait_loads A
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	jout '.count == 30 and .errors == 0'
+}
+
+@test "non-root with only CAP_BPF and CAP_PERFMON: tracefs permission named, not 'does not exist', exit 1" {
+	nonroot_setup readlat bpf,perfmon
+	! "${NONROOT[@]}" test -x /sys/kernel/tracing ||
+		skip "tracefs is open to uid $NOBODY on this host (mounted with gid=/mode=)"
+	run timeout 10 "${NONROOT[@]}" "$EXE" --duration 0.2
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "readlat: cannot read /sys/kernel/tracing/events (permission denied: /sys/kernel/tracing is mode 0"*"): run as root, or grant cap_dac_read_search as well (setcap cap_bpf,cap_perfmon,cap_dac_read_search+ep $EXE)" ]]
+	run timeout 10 "${NONROOT[@]}" "$EXE" --check
+	[ "$status" -eq 1 ]
+	grep -qE '^privileges +ok +CAP_BPF and CAP_PERFMON; without CAP_DAC_READ_SEARCH tracefs must be readable by uid 65534$' <<<"$output"
+	grep -qE '^tracefs +missing +cannot read /sys/kernel/tracing/events \(permission denied: /sys/kernel/tracing is mode' <<<"$output"
+	grep -qE '^probe sys_enter_read +missing +cannot read /sys/kernel/tracing/events/syscalls/sys_enter_read/id \(permission denied' <<<"$output"
+	! grep -q 'does not exist' <<<"$output"
+	[ "${lines[-1]}" = "readlat cannot run on this system" ]
+}
+
+@test "non-root with some of the capabilities: the missing ones are named, exit 1" {
+	nonroot_setup readlat bpf
+	run timeout 10 "${NONROOT[@]}" "$EXE"
+	[ "$status" -eq 1 ]
+	[ "$output" = "readlat: has CAP_BPF but lacks CAP_PERFMON and CAP_DAC_READ_SEARCH: needs root (or CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH); try: sudo readlat" ]
+	nonroot_setup readlat perfmon,dac_read_search
+	run timeout 10 "${NONROOT[@]}" "$EXE" --check
+	[ "$status" -eq 1 ]
+	grep -qE '^privileges +FAILED +has CAP_PERFMON and CAP_DAC_READ_SEARCH but lacks CAP_BPF: ' <<<"$output"
+}
+
+# Signals during reads: SIGUSR1 every 20 ms to a thread whose reads take
+# 100 ms each (about 5 signals per read). 100 ms = 100000 usecs: log2 row
+# 65536 -> 131071, log-linear bucket 98304..114687; a read cut at each
+# signal would be timed in pieces of ~20 ms (row 16384 -> 32767).
+@test "a read interrupted by signals with SA_RESTART is one read" {
+	start_load A --reads 5 --delay-us 100000 --signal-us 20000 --sa-restart 1
+	start_tool readlat -j -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	grep -qx 'eintr=0' "$T/A.out"	# the kernel restarted every read unseen
+	jout '.count == 5 and .errors == 0'
+	jout '.p50 >= 65536 and .min >= 65536'
+
+	rm -f "$T/go" "$T/hold"
+	start_load B --reads 5 --delay-us 100000 --signal-us 20000 --sa-restart 1
+	start_tool readlat --slower 0 --errors -j -p "$B_PID"
+	go
+	wait_loads B
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	[ "$(jq -s 'map(select(has("latency"))) | length' "$T/out")" -eq 5 ]
+	jout 'select(has("latency")) | .ret == 1 and .pid == $p and .latency >= 65536' --argjson p "$B_PID"
+	jout 'select(has("reads")) | .reads == 5 and .slower == 5 and .errors == 0'
+}
+
+@test "without SA_RESTART, EINTR is one failed read" {
+	start_load A --reads 5 --delay-us 100000 --signal-us 20000 --sa-restart 0
+	start_tool readlat -j -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	k=$(sed -n 's/^eintr=//p' "$T/A.out")
+	echo "readload: eintr=$k; readlat: $(cat "$T/out")"
+	[ "$k" -gt 0 ]
+	jout '.count == 5 and .errors == $k' --argjson k "$k"
+
+	# each failed read as the application saw it: -EINTR (-4), never the
+	# kernel-internal -ERESTARTSYS (-512) the syscall exit carries
+	rm -f "$T/go" "$T/hold"
+	start_load B --reads 5 --delay-us 100000 --signal-us 20000 --sa-restart 0
+	start_tool readlat --slower 0 --errors -j -p "$B_PID"
+	go
+	wait_loads B
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	k=$(sed -n 's/^eintr=//p' "$T/B.out")
+	[ "$k" -gt 0 ]
+	[ "$(jq -s 'map(select(has("latency") and .ret == 1)) | length' "$T/out")" -eq 5 ]
+	[ "$(jq -s 'map(select(has("latency") and .ret == -4)) | length' "$T/out")" -eq "$k" ]
+	[ "$(jq -s 'map(select(has("latency"))) | length' "$T/out")" -eq $((5 + k)) ]
+	jout 'select(has("reads")) | .reads == 5 + $k and .errors == $k' --argjson k "$k"
+}
+
+@test "-P names a process by its leader, one histogram for all its threads" {
+	start_load A --threads 3 --comm rl_leader --thread-comm worker-1,worker-2,io-pool \
+		--reads 20 --delay-us 2000
+	# the readers really have their own names before the tool attaches
+	[ "$(cat "/proc/$A_PID/task/${A_TIDS[2]}/comm")" = io-pool ]
+	start_tool readlat -j -P
+	go
+	wait_loads A
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+	[ "$(jq -s --argjson p "$A_PID" 'map(select(.key.pid == $p)) | length' "$T/out")" -eq 1 ]
+	jout 'select(.key.pid == $p) | .key.comm == "rl_leader" and .count == 60 and .errors == 0' \
+		--argjson p "$A_PID"
+}
+
+@test "-F labels each file read through a reused fd" {
+	start_load A --source files --files /etc/passwd,/etc/hostname --reads 7
+	start_tool readlat -j -F -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait		# ends by itself when the process exits
+	[ "$TOOL_STATUS" -eq 0 ]
+	fd=${A_FDS[0]}
+	[ "$(jq -s --argjson p "$A_PID" --argjson fd "$fd" \
+		'map(select(.key.pid == $p and .key.fd == $fd)) | length' "$T/out")" -eq 2 ]
+	jout 'select(.key.path == "/etc/passwd") | .key.pid == $p and .key.fd == $fd and .count == 7' \
+		--argjson p "$A_PID" --argjson fd "$fd"
+	jout 'select(.key.path == "/etc/hostname") | .key.pid == $p and .key.fd == $fd and .count == 7' \
+		--argjson p "$A_PID" --argjson fd "$fd"
+	! jq -e -s 'any(.[]; .key.path == "?")' "$T/out"
+}
+
+# Names are whatever bytes a process or a file was given: a comm cut
+# mid-character at 15 bytes, a byte that is never UTF-8, control bytes; a
+# file name with a newline, an escape sequence and 0xff.
+@test "hostile process and file names: escaped text, valid JSON" {
+	c1=$'\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3'
+	c2=$'a\xffb'
+	c3=$'x\ny\e[31m'
+	f="$T/"$'bad\nname\e[0m\xff'
+	printf 'hello\n' > "$f"
+	[ "$(printf %s "$c1" | wc -c)" -eq 15 ]
+	t1='"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\ufffd"' t2='"a\ufffdb"' t3='"x\ny\u001b[31m"'
+
+	loads() {
+		rm -f "$T/go" "$T/hold"
+		start_load A --comm "$c1" --reads 3 --delay-us 1000
+		start_load B --comm "$c2" --reads 3 --delay-us 1000
+		start_load C --comm "$c3" --reads 3 --delay-us 1000
+		start_load D --comm "$c1" --source files --files "$f" --reads 3
+		[ "$(head -c 15 "/proc/$A_PID/comm")" = "$c1" ]	# the names really are these bytes
+		[ "$(head -c 3 "/proc/$B_PID/comm")" = "$c2" ]
+		[ "$(cat "/proc/$C_PID/comm")" = "$c3" ]
+	}
+
+	# JSON, per process
+	loads
+	start_tool readlat -j -P
+	go
+	wait_loads A B C D
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+	json_strict "$T/out"
+	json_key_field "$T/out" "$A_PID" comm "$c1" "$t1"
+	json_key_field "$T/out" "$B_PID" comm "$c2" "$t2"
+	json_key_field "$T/out" "$C_PID" comm "$c3" "$t3"
+	json_key_field "$T/out" "$D_PID" comm "$c1" "$t1"
+	jout 'select(.key.pid == $p) | .count == 3' --argjson p "$C_PID"
+
+	# JSON, per file
+	loads
+	start_tool readlat -j -F -p "$D_PID"
+	go
+	wait_loads A B C D
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	json_strict "$T/out"
+	[ "$(jq -s length "$T/out")" -eq 1 ]
+	jout '.count == 3 and .key.fd == $fd' --argjson fd "${D_FDS[0]}"
+	json_key_field "$T/out" "$D_PID" path "$f" "$(jq -n --arg t "$T" '$t + "/bad\nname\u001b[0m\ufffd"')"
+	json_key_field "$T/out" "$D_PID" comm "$c1" "$t1"
+
+	# text, per process: each key on one line, escaped, no raw ESC
+	loads
+	start_tool readlat -P
+	go
+	wait_loads A B C D
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+	! grep -q $'\e' "$T/out"
+	python3 -c 'import sys; sys.stdin.buffer.read().decode("utf-8")' < "$T/out"
+	grep -qxF "pid = $A_PID, comm = ééééééé\\xc3" "$T/out"
+	grep -qxF "pid = $B_PID, comm = a\\xffb" "$T/out"
+	grep -qxF "pid = $C_PID, comm = x\\ny\\x1b[31m" "$T/out"
+
+	# text, per file
+	loads
+	start_tool readlat -F -p "$D_PID"
+	go
+	wait_loads A B C D
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	! grep -q $'\e' "$T/out"
+	python3 -c 'import sys; sys.stdin.buffer.read().decode("utf-8")' < "$T/out"
+	grep -qxF "pid = $D_PID, comm = ééééééé\\xc3, fd = ${D_FDS[0]}, path = $T/bad\\nname\\x1b[0m\\xff" "$T/out"
+
+	# --slower: one line per read, whatever the name
+	loads
+	start_tool readlat --slower 0 -p "$C_PID"
+	go
+	wait_loads A B C D
+	tool_wait
+	! grep -q $'\e' "$T/out"
+	[ "$(grep -cE "^[0-9:]{8} +$C_PID +${C_TIDS[0]} +x\\\\ny\\\\x1b\[31m +${C_FDS[0]} +1 +[0-9.]+$" "$T/out")" -eq 3 ]
+	[ "$(wc -l < "$T/out")" -eq 4 ]
+}
+
+@test "an error message never echoes raw control bytes" {
+	"$BUILD/readlat" -p $'12\nreadlat: fake' > "$T/out" 2> "$T/err" && status=0 || status=$?
+	cat -A "$T/err"
+	[ "$status" -eq 2 ]
+	[ "$(wc -l < "$T/err")" -eq 1 ]
+	[ ! -s "$T/out" ]
+	[[ "$(cat "$T/err")" == "readlat: invalid PID '12\\nreadlat: fake'"* ]]
+	# the same for every option that echoes its value
+	for args in "-s|read"$'\n'"x" "-t|1"$'\e'"[2J" "--slower|5"$'\r'"x" "--duration|1"$'\t'"x" \
+		"--probe|a"$'\x7f' "--btf|/nonexistent/a"$'\n'"b" "-c|/nonexistent/"$'\n'"cg" \
+		"--bogus"$'\n'"x|" $'1\n2|'; do
+		opt=${args%%|*} val=${args#*|}
+		set -- "$opt"
+		[ -z "$val" ] || set -- "$opt" "$val"
+		timeout 10 "$BUILD/readlat" "$@" > "$T/out" 2> "$T/err" && status=0 || status=$?
+		echo "$(printf '%q ' "$@")-> $status: $(cat -A "$T/err")"
+		[ "$status" -eq 1 ] || [ "$status" -eq 2 ]
+		[ "$(wc -l < "$T/err")" -eq 1 ]
+		[ ! -s "$T/out" ]
+		! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$T/err"
+		grep -qE '\\(n|r|t|x1b|x7f)' "$T/err"
+	done
 }

@@ -4,17 +4,50 @@
  * latency, for the readlat tests. Each reader thread reads 1 byte at a time
  * from a pipe whose writer thread (same process, never reads) sends a byte
  * --delay-us after the reader starts each read (lockstep: every read waits
- * a whole delay), or from /dev/zero, or from an invalid fd (fails EBADF).
+ * a whole delay), or from /dev/zero, or from an invalid fd (fails EBADF),
+ * or (--source files) from files named by --files.
  *
  * It prints "pid=P tids=T1,T2,... fds=F1,..." and then waits for --go FILE
  * (polling with access(), which is not a read) so a tracer can attach
  * first; after the reads it prints "done" and waits for --hold FILE
  * before exiting.
+ *
+ * Options:
+ *   --reads N        read() calls per reader thread (default 100)
+ *   --delay-us D     pipe: each read waits D microseconds (default 1000)
+ *   --source S       pipe (default), zero (/dev/zero), badfd (fd -1, every
+ *                    read fails EBADF) or files (see --files)
+ *   --syscall S      read (default), pread64, readv or preadv
+ *   --threads T      reader threads, 1 to 8 (default 1)
+ *   --bad N          then N more reads of fd -1 per thread (fail EBADF)
+ *   --comm NAME      the process's name (PR_SET_NAME, cut at 15 bytes: any
+ *                    bytes but NUL); threads inherit it
+ *   --thread-comm N1,N2,...  reader thread i names itself Ni (before "pid="
+ *                    is printed); the main thread, the group leader, keeps
+ *                    --comm. At most --threads names; a name has no comma
+ *   --signal-us US   while the reads run, another thread sends SIGUSR1 to
+ *                    each reader thread every US microseconds (pthread_kill)
+ *   --sa-restart 1|0 the SIGUSR1 handler is installed with SA_RESTART (1,
+ *                    default: the kernel restarts an interrupted read
+ *                    unseen) or without (0: read() fails EINTR, the reader
+ *                    counts it and retries the same read, so there are still
+ *                    exactly --reads successful reads per thread). With
+ *                    --signal-us, "eintr=K" (failed reads, all threads) is
+ *                    printed on its own line before "done"
+ *   --files P1,P2,...  with --source files: one reader thread; for each path
+ *                    in turn it opens it, makes --reads 1-byte read() calls
+ *                    (every call counts, also one that returns 0 at EOF,
+ *                    after which it lseeks to 0, which is not a read), and
+ *                    closes it. Every path is read through the same fd
+ *                    number (the one in "fds="; the first file is opened
+ *                    before "pid=" is printed). A path has no comma
+ *   --go FILE, --hold FILE  see above
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,20 +58,27 @@
 #include <unistd.h>
 
 #define MAX_THREADS 8
+#define MAX_FILES 16
 
-enum source { SRC_PIPE, SRC_ZERO, SRC_BADFD };
+enum source { SRC_PIPE, SRC_ZERO, SRC_BADFD, SRC_FILES };
 
-static long reads = 100, delay_us = 1000, bad_reads;
-static int nthreads = 1;
+static long reads = 100, delay_us = 1000, bad_reads, signal_us;
+static int nthreads = 1, sa_restart = 1;
 static enum source source = SRC_PIPE;
 static const char *syscall_name = "read";
 static const char *go_file, *hold_file;
+static char *thread_comms[MAX_THREADS];	/* --thread-comm, NULL: inherit */
+static int nthread_comms;
+static char *files[MAX_FILES];		/* --files */
+static int nfiles;
 
 struct reader {
 	pthread_t thread, writer;
 	int fd, wfd;
 	pid_t tid;
-	volatile int ready;
+	const char *comm;	/* the name it gives itself, or NULL */
+	long eintr;		/* reads that failed EINTR (and were retried) */
+	volatile int ready, finished;
 	volatile long want;	/* reads the reader has started */
 };
 
@@ -57,6 +97,51 @@ static void wait_file(const char *path)
 {
 	while (path && access(path, F_OK))
 		sleep_us(1000);
+}
+
+/* "a,b,c" cut in place into at most max strings; -1 if more. */
+static int split(char *list, char **out, int max)
+{
+	int n = 0;
+
+	for (char *s = list, *next; s; s = next) {
+		next = strchr(s, ',');
+		if (next)
+			*next++ = '\0';
+		if (n == max)
+			return -1;
+		out[n++] = s;
+	}
+	return n;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+/* Every signal_us, SIGUSR1 to each reader thread still reading. A thread
+ * that has returned stays valid for pthread_kill until main joins it,
+ * which main does after this thread ends. */
+static void *signaler_main(void *arg)
+{
+	(void)arg;
+	while (!go)
+		sleep_us(200);
+	for (;;) {
+		int live = 0;
+
+		for (int i = 0; i < nthreads; i++) {
+			if (readers[i].finished)
+				continue;
+			live++;
+			pthread_kill(readers[i].thread, SIGUSR1);
+		}
+		if (!live)
+			break;
+		sleep_us(signal_us);
+	}
+	return NULL;
 }
 
 static ssize_t one_read(int fd, char *buf)
@@ -90,18 +175,68 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* One read; one that fails EINTR (a signal, no SA_RESTART) is counted
+ * and made again: the same read, so the writer's lockstep (want) is
+ * unchanged and its byte still answers it. */
+static ssize_t read_retrying(struct reader *r, char *buf)
+{
+	ssize_t n;
+
+	while ((n = one_read(r->fd, buf)) < 0 && errno == EINTR)
+		r->eintr++;
+	return n;
+}
+
+/* --source files: --reads read() calls on each file in turn, all through
+ * fd r->fd (the first file is already open on it). */
+static void read_files(struct reader *r, char *buf)
+{
+	for (int f = 0; f < nfiles; f++) {
+		if (f) {
+			int fd = open(files[f], O_RDONLY);
+
+			if (fd < 0) {
+				perror("readload: open");
+				exit(1);
+			}
+			/* close() freed r->fd, the lowest: open() took it. */
+			if (fd != r->fd) {
+				fprintf(stderr, "readload: open gave fd %d, not %d\n", fd, r->fd);
+				exit(1);
+			}
+		}
+		for (long i = 0; i < reads; i++) {
+			ssize_t n = read_retrying(r, buf);
+
+			if (n < 0) {
+				perror("readload: read");
+				exit(1);
+			}
+			if (n == 0 && lseek(r->fd, 0, SEEK_SET)) {
+				perror("readload: lseek");
+				exit(1);
+			}
+		}
+		close(r->fd);
+	}
+}
+
 static void *reader_main(void *arg)
 {
 	struct reader *r = arg;
 	char buf[1];
 
 	r->tid = (pid_t)syscall(SYS_gettid);
+	if (r->comm)
+		prctl(PR_SET_NAME, r->comm);
 	r->ready = 1;
 	while (!go)
 		sleep_us(200);
-	for (long i = 0; i < reads; i++) {
+	if (source == SRC_FILES)
+		read_files(r, buf);
+	for (long i = 0; i < reads && source != SRC_FILES; i++) {
 		__atomic_store_n(&r->want, i + 1, __ATOMIC_RELEASE);
-		if (one_read(r->fd, buf) != 1 && source != SRC_BADFD) {
+		if (read_retrying(r, buf) != 1 && source != SRC_BADFD) {
 			perror("readload: read");
 			exit(1);
 		}
@@ -109,6 +244,7 @@ static void *reader_main(void *arg)
 	for (long i = 0; i < bad_reads; i++)
 		if (read(-1, buf, 1) != -1)
 			exit(1);
+	r->finished = 1;
 	return NULL;
 }
 
@@ -123,6 +259,9 @@ static int open_source(struct reader *r)
 	case SRC_BADFD:
 		r->fd = -1;
 		return 0;
+	case SRC_FILES:
+		r->fd = open(files[0], O_RDONLY);
+		return r->fd < 0 ? -1 : 0;
 	case SRC_PIPE:
 		if (pipe(p))
 			return -1;
@@ -135,9 +274,11 @@ static int open_source(struct reader *r)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: readload [--reads N] [--delay-us D] [--source pipe|zero|badfd]\n"
+	fprintf(stderr, "usage: readload [--reads N] [--delay-us D] [--source pipe|zero|badfd|files]\n"
 			"  [--syscall read|pread64|readv|preadv] [--threads T] [--bad N]\n"
-			"  [--comm NAME] [--go FILE] [--hold FILE]\n");
+			"  [--comm NAME] [--thread-comm NAME1,NAME2,...] [--signal-us US]\n"
+			"  [--sa-restart 1|0] [--files PATH1,PATH2,...] [--go FILE] [--hold FILE]\n"
+			"(see the comment at the top of readload.c)\n");
 	exit(2);
 }
 
@@ -148,6 +289,8 @@ static void parse(int argc, char **argv)
 		{ "source", 1, NULL, 's' }, { "syscall", 1, NULL, 'S' },
 		{ "threads", 1, NULL, 't' }, { "bad", 1, NULL, 'b' },
 		{ "comm", 1, NULL, 'c' }, { "go", 1, NULL, 'g' }, { "hold", 1, NULL, 'h' },
+		{ "thread-comm", 1, NULL, 'T' }, { "signal-us", 1, NULL, 'k' },
+		{ "sa-restart", 1, NULL, 'R' }, { "files", 1, NULL, 'f' },
 		{},
 	};
 	int c;
@@ -158,7 +301,8 @@ static void parse(int argc, char **argv)
 		case 'd': delay_us = atol(optarg); break;
 		case 's':
 			source = !strcmp(optarg, "zero") ? SRC_ZERO :
-				 !strcmp(optarg, "badfd") ? SRC_BADFD : SRC_PIPE;
+				 !strcmp(optarg, "badfd") ? SRC_BADFD :
+				 !strcmp(optarg, "files") ? SRC_FILES : SRC_PIPE;
 			break;
 		case 'S': syscall_name = optarg; break;
 		case 't': nthreads = atoi(optarg); break;
@@ -166,20 +310,53 @@ static void parse(int argc, char **argv)
 		case 'c': prctl(PR_SET_NAME, optarg); break;
 		case 'g': go_file = optarg; break;
 		case 'h': hold_file = optarg; break;
+		case 'T':
+			if ((nthread_comms = split(optarg, thread_comms, MAX_THREADS)) < 0)
+				usage();
+			break;
+		case 'k': signal_us = atol(optarg); break;
+		case 'R': sa_restart = atoi(optarg); break;
+		case 'f':
+			if ((nfiles = split(optarg, files, MAX_FILES)) < 0)
+				usage();
+			break;
 		default: usage();
 		}
 	}
-	if (nthreads < 1 || nthreads > MAX_THREADS || reads < 0)
+	if (nthreads < 1 || nthreads > MAX_THREADS || reads < 0 || signal_us < 0 ||
+	    nthread_comms > nthreads || (source == SRC_FILES) != (nfiles > 0) ||
+	    (source == SRC_FILES && nthreads != 1))
 		usage();
+	for (int i = 0; i < nthread_comms; i++)
+		readers[i].comm = thread_comms[i];
 	if (source == SRC_BADFD) {
 		bad_reads += reads;
 		reads = 0;
 	}
 }
 
+/* --signal-us: the handler, then the thread that sends the signals. */
+static int start_signals(pthread_t *signaler)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sa.sa_flags = sa_restart ? SA_RESTART : 0;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return -1;
+	return pthread_create(signaler, NULL, signaler_main, NULL);
+}
+
 int main(int argc, char **argv)
 {
+	pthread_t signaler;
+	long eintr = 0;
+
 	parse(argc, argv);
+	if (signal_us && start_signals(&signaler)) {
+		perror("readload: signals");
+		return 1;
+	}
 	for (int i = 0; i < nthreads; i++) {
 		if (open_source(&readers[i]) ||
 		    pthread_create(&readers[i].thread, NULL, reader_main, &readers[i])) {
@@ -200,11 +377,16 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	wait_file(go_file);
 	go = 1;
+	if (signal_us)
+		pthread_join(signaler, NULL);	/* before the readers: see signaler_main */
 	for (int i = 0; i < nthreads; i++) {
 		pthread_join(readers[i].thread, NULL);
 		if (source == SRC_PIPE)
 			pthread_join(readers[i].writer, NULL);
+		eintr += readers[i].eintr;
 	}
+	if (signal_us)
+		printf("eintr=%ld\n", eintr);
 	printf("done\n");
 	fflush(stdout);
 	wait_file(hold_file);

@@ -1,19 +1,29 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# The same static binaries, tested on another kernel: Debian's cloud kernel
-# (6.1: kprobes, fentry, BTF) booted under qemu without KVM, from an
-# initramfs holding busybox, the binaries and the guest tests of
-# tests/vm/guest/. See tests/vm/README.md. Included by tests/tests.mk.
+# The same static binaries, tested on other kernels: Debian 12's 6.1 cloud
+# kernel (kprobes, fentry, BTF) and its PREEMPT_RT build, each booted in
+# turn under qemu without KVM, from one initramfs holding busybox, the
+# binaries and the guest tests of tests/vm/guest/. See tests/vm/README.md.
+# Included by tests/tests.mk.
 #
-#   make vm-test                 fetch the kernel once, build, boot, test
+#   make vm-test                     fetch the kernels once, build, boot each, test
+#   make vm-test VM_KERNELS=rt       only one kernel (cloud, rt, or a package name)
+#   make vm-test VM_KERNEL_PKG=linux-image-rt-amd64    the same (older spelling)
 #   make vm-test VM_TESTS=readlat    only the guest tests of readlat.sh
-#   make vm-test VM_TIMEOUT=600      hard bound on the VM run (seconds)
+#   make vm-test VM_TIMEOUT=600      hard bound on each VM run (seconds)
 
 VM_DIR := $(OUTPUT)/vm
-VM_KERNEL_PKG ?= linux-image-cloud-amd64
+# Kernel packages, booted in this order. A word without the linux-image-
+# prefix is short for linux-image-WORD-amd64 (cloud, rt). VM_KERNEL_PKG,
+# if set, is the default list (one package).
+VM_KERNEL_PKG ?=
+VM_KERNELS ?= $(or $(VM_KERNEL_PKG),cloud rt)
 VM_TIMEOUT ?= 300
 VM_TESTS ?=
 BUSYBOX ?= /bin/busybox
-VM_KERNEL := $(VM_DIR)/kernel/vmlinuz
+VM_PKGS := $(foreach k,$(VM_KERNELS),$(if $(filter linux-image-%,$(k)),$(k),linux-image-$(k)-amd64))
+# A kernel's short name (cloud, rt, 6.1.0-57-rt): its directory, its log.
+vm_name = $(patsubst linux-image-%,%,$(patsubst %-amd64,%,$(1)))
+VM_KERNEL_DIRS := $(foreach p,$(VM_PKGS),$(VM_DIR)/kernel-$(call vm_name,$(p)))
 VM_INITRD := $(VM_DIR)/initramfs.cpio.gz
 # Every binary the build makes, at the same path under /build in the guest.
 VM_BINS := $(BINS) $(WORKLOADS) $(TEST_TOOLS) $(VM_DIR)/bpfls
@@ -27,11 +37,14 @@ VM_LIST := $(VM_DIR)/initramfs.list
 $(VM_DIR):
 	$(Q)mkdir -p $@
 
-# Downloaded once: only a missing $(VM_KERNEL) runs kernel.sh, which also
-# reuses a .deb already in $(VM_DIR)/kernel.
-$(VM_KERNEL): | $(VM_DIR)
-	$(call msg,KERNEL,$(VM_KERNEL_PKG))
-	$(Q)bash tests/vm/kernel.sh $(VM_KERNEL_PKG) $(VM_DIR)/kernel
+# Each downloaded once: only a missing vmlinuz runs kernel.sh, which also
+# reuses a .deb already in the kernel's directory.
+define VM_KERNEL_RULE
+$(VM_DIR)/kernel-$(call vm_name,$(1))/vmlinuz: | $(VM_DIR)
+	$$(call msg,KERNEL,$(1))
+	$$(Q)bash tests/vm/kernel.sh $(1) $$(@D)
+endef
+$(foreach p,$(sort $(VM_PKGS)),$(eval $(call VM_KERNEL_RULE,$(p))))
 
 $(VM_DIR)/bpfls: tests/vm/bpfls.c | $(VM_DIR)
 	$(call msg,CC,$@)
@@ -45,9 +58,11 @@ $(VM_INITRD): $(VM_BINS) $(VM_GUEST) $(VM_LIST) tests/vm/guest tests/vm/mkinitra
 	$(call msg,INITRD,$@)
 	$(Q)bash tests/vm/mkinitramfs.sh $@ $(OUTPUT) $(BUSYBOX) $(VM_BINS)
 
-vm-kernel: $(VM_KERNEL)
+vm-kernel: $(VM_KERNEL_DIRS:%=%/vmlinuz)
 vm-initramfs: $(VM_INITRD)
 
-vm-test: $(VM_KERNEL) $(VM_INITRD)
+# One kernel after the other, each with its header; then one summary line
+# per kernel. Fails if any kernel's run failed (the later ones still run).
+vm-test: $(VM_KERNEL_DIRS:%=%/vmlinuz) $(VM_INITRD)
 	$(Q)VM_TIMEOUT=$(VM_TIMEOUT) VM_TESTS='$(VM_TESTS)' \
-		bash tests/vm/run.sh $(VM_KERNEL) $(VM_INITRD) $(VM_DIR)/console.log
+		bash tests/vm/run-all.sh $(VM_INITRD) $(VM_KERNEL_DIRS)

@@ -8,7 +8,7 @@ BENCH_BINS := $(BENCH_DIR)/readbench $(BENCH_DIR)/loader $(BENCH_DIR)/startup $(
 $(BENCH_DIR):
 	$(Q)mkdir -p $@
 
-$(BENCH_DIR)/%.bpf.o: bench/%.bpf.c | $(BENCH_DIR)
+$(BENCH_DIR)/%.bpf.o: bench/%.bpf.c $(wildcard bench/*.bpf.h) $(BPF_HDRS) | $(BENCH_DIR)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

@@ -141,6 +141,75 @@ test_per_fd() {
 	done
 }
 
+# -F on real files through one reused fd: the kernel walks 6.1's own
+# struct layout (offsets read from its BTF) for the file and its path.
+test_per_fd_reused() {
+	echo one > "$T/first"
+	echo two > "$T/second"
+	start_load A --source files --files "$T/first,$T/second" --reads 7
+	start_tool readlat -j -F -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait		# ends with the process: labels must not need it
+	fd=$(nth "$A_FDS" 1)
+	expect_lines out "\"fd\":$fd," 2
+	expect_eq "first" "$(jfield count "\"path\":\"$T/first\"")" 7
+	expect_eq "second" "$(jfield count "\"path\":\"$T/second\"")" 7
+}
+
+# -P: one histogram per process, named by its leader, whatever its threads are named.
+test_per_process_leader() {
+	start_load A --threads 3 --comm rl_leader --thread-comm w-1,w-2,io --reads 10 --delay-us 1000
+	start_tool readlat -j -P
+	go
+	wait_loads A
+	stop_tool INT
+	expect_lines out "\"pid\":$A_PID," 1
+	expect_eq count "$(jfield count "\"pid\":$A_PID,")" 30
+	expect_line out "\"pid\":$A_PID,\"comm\":\"rl_leader\""
+}
+
+# Reads interrupted by signals: restarted (one read each) or EINTR.
+test_signal_restart() {
+	start_load A --reads 5 --delay-us 100000 --signal-us 20000 --sa-restart 1
+	start_tool readlat -j -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	expect_eq count "$(jfield count)" 5
+	expect_eq errors "$(jfield errors)" 0
+	expect_range min "$(jfield min)" 65536 10000000
+
+	rearm
+	start_load B --reads 5 --delay-us 100000 --signal-us 20000 --sa-restart 0
+	start_tool readlat -j -p "$B_PID"
+	go
+	wait_loads B
+	tool_wait
+	eintr=$(sed -nE 's/^eintr=([0-9]+)$/\1/p' "$T/B.out")
+	expect_ge eintr "$eintr" 1
+	expect_eq count "$(jfield count)" 5
+	expect_eq errors "$(jfield errors)" "$eintr"
+}
+
+# In a PID namespace, -p takes the PID as seen inside it.
+test_pid_namespace() {
+	{
+		echo "'$LOAD' --go '$T/go' --hold '$T/hold' --reads 20 --delay-us 2000 > '$T/A.out' 2>&1 &"
+		echo "while ! grep -q '^pid=' '$T/A.out' 2>/dev/null; do sleep 0.05; done"
+		echo "pid=\$(sed -nE 's/^pid=([0-9]+).*/\\1/p' '$T/A.out')"
+		echo "echo \$pid > '$T/nspid'"
+		echo "'$BUILD/readlat' -j -p \$pid > '$T/out' 2> '$T/err' &"
+		echo "while ! grep -q 'Hit Ctrl-C' '$T/err' 2>/dev/null; do sleep 0.05; done"
+		echo "touch '$T/go' '$T/hold'"
+		echo "wait"
+	} > "$T/inside.sh"
+	run unshare -p -f -m sh -c "mount -t proc proc /proc && sh '$T/inside.sh'"
+	expect_status 0 "$STATUS"
+	expect_range "namespace pid" "$(cat "$T/nspid")" 1 10
+	expect_eq count "$(jfield count)" 20
+}
+
 test_slower() {
 	start_load A --reads 10 --delay-us $DELAY
 	start_tool readlat --slower 1500 -p "$A_PID"

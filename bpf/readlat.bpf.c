@@ -144,10 +144,18 @@ static __always_inline void read_done(struct start *s, __u64 now, long ret)
 		on_slower(delta, ret, fd);
 		return;
 	}
-	h = mode == READLAT_HIST ? &interval_now()->hist : keyed_hist(fd);
+	if (mode == READLAT_HIST) {
+		struct hist_interval *iv = interval_now();
+
+		if (!iv)
+			return;
+		h = &iv->hist;
+	} else {
+		h = keyed_hist(fd);
+	}
 	if (!h || !counted(ret, &h->errors))
 		return;
-	hist_add_ns(h, delta);
+	hist_add_ns(h, delta, mode != READLAT_HIST);
 }
 
 static __always_inline int on_enter(__u64 fd)
@@ -171,7 +179,10 @@ static __always_inline int on_exit(long ret)
 	now = bpf_ktime_get_ns();
 	s = start_get();
 	if (!s || !s->ts) {
-		__sync_fetch_and_add(&interval_now()->unmatched, 1);
+		struct hist_interval *iv = interval_now();
+
+		if (iv)
+			iv->unmatched++;
 		return 0;
 	}
 	if (syscall_restarting(ret)) {

@@ -29,8 +29,8 @@ struct signal_deliver_ctx {
 /* A return value that the application never sees as such. */
 static __always_inline bool syscall_restarting(long ret)
 {
-	return ret == -ERESTARTSYS_ERR || ret == -ERESTARTNOINTR_ERR ||
-	       ret == -ERESTARTNOHAND_ERR || ret == -ERESTART_RESTARTBLOCK_ERR;
+	/* -512..-516 but -515 (ENOIOCTLCMD); one compare for a success. */
+	return ret <= -ERESTARTSYS_ERR && ret >= -ERESTART_RESTARTBLOCK_ERR && ret != -515;
 }
 
 /* At the delivery of a signal after @code: does the application get

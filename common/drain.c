@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "drain.h"
 
 /* Updating an ARRAY_OF_MAPS returns only after synchronize_rcu(): every
@@ -26,13 +28,27 @@ static int wait_for_programs(struct drain *d)
 	return bpf_map_update_elem(d->sync_outer, &zero, &d->sync_inner, BPF_ANY) ? -errno : 0;
 }
 
-int drain_init(struct drain *d, struct hist_interval *bufs, __u32 *cur, struct keyed_hist *keyed)
+int drain_init(struct drain *d, int intervals_fd, __u32 *cur, struct keyed_hist *keyed)
 {
-	d->bufs = bufs;
+	d->intervals_fd = intervals_fd;
 	d->cur = cur;
 	d->keyed = keyed;
 	d->sync_outer = d->sync_inner = -1;
+	d->ncpus = libbpf_num_possible_cpus();
+	if (d->ncpus <= 0)
+		return d->ncpus ? d->ncpus : -EINVAL;
+	d->percpu = calloc((size_t)d->ncpus, sizeof(*d->percpu));
+	if (!d->percpu)
+		return -ENOMEM;
 	return keyed ? 0 : sync_map_create(d);
+}
+
+/* Add one CPU's share of an interval into @out. */
+static void interval_merge(struct hist_interval *out, const struct hist_interval *cpu)
+{
+	hist_merge(&out->hist, &cpu->hist);
+	out->lost_keys += cpu->lost_keys;
+	out->unmatched += cpu->unmatched;
 }
 
 int drain_interval(struct drain *d, struct hist_interval *out, struct keyed_snapshot *snap)
@@ -42,19 +58,27 @@ int drain_interval(struct drain *d, struct hist_interval *out, struct keyed_snap
 
 	if (snap)
 		memset(snap, 0, sizeof(*snap));
+	memset(out, 0, sizeof(*out));
 	__atomic_store_n(d->cur, old ^ 1, __ATOMIC_SEQ_CST);
 	err = d->keyed ? keyed_hist_swap(d->keyed) : wait_for_programs(d);
 	if (err) {
 		__atomic_store_n(d->cur, old, __ATOMIC_SEQ_CST);
 		return err;
 	}
-	memcpy(out, &d->bufs[old], sizeof(*out));
-	memset(&d->bufs[old], 0, sizeof(d->bufs[old]));
+	if (bpf_map_lookup_elem(d->intervals_fd, &old, d->percpu))
+		return -errno;
+	for (int i = 0; i < d->ncpus; i++)
+		interval_merge(out, &d->percpu[i]);
+	memset(d->percpu, 0, (size_t)d->ncpus * sizeof(*d->percpu));
+	if (bpf_map_update_elem(d->intervals_fd, &old, d->percpu, BPF_ANY))
+		return -errno;
 	return d->keyed && snap ? keyed_hist_read(d->keyed, snap) : 0;
 }
 
 void drain_close(struct drain *d)
 {
+	free(d->percpu);
+	d->percpu = NULL;
 	if (d->sync_outer >= 0)
 		close(d->sync_outer);
 	if (d->sync_inner >= 0)

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Reading one interval of a tool's kernel aggregates, consistently: flip
- * the double-buffered .bss interval (struct hist_interval) and, in the same
- * step, swap the per-key maps; wait until no program can still be adding
- * to the old ones; then read and zero them. A count, its sum, its maximum
- * and the interval's counters always describe the same events.
+ * the double-buffered per-CPU interval (struct hist_interval, element
+ * interval_cur & 1 of a per-CPU array) and, in the same step, swap the
+ * per-key maps; wait until no program can still be adding to the old ones;
+ * then read them (summing the CPUs) and zero them. A count, its sum, its
+ * maximum and the interval's counters always describe the same events.
  */
 #ifndef COMMON_DRAIN_H
 #define COMMON_DRAIN_H
@@ -13,13 +14,15 @@
 #include "keyed.h"
 
 struct drain {
-	struct hist_interval *bufs;	/* the object's intervals[2], mmap'd */
-	__u32 *cur;			/* its interval_cur */
+	int intervals_fd;		/* the object's per-CPU intervals map */
+	__u32 *cur;			/* its interval_cur, in the mmap'd .bss */
 	struct keyed_hist *keyed;	/* swapped in the same step, or NULL */
 	int sync_outer, sync_inner;	/* a map whose update waits for programs */
+	int ncpus;
+	struct hist_interval *percpu;	/* one value per possible CPU */
 };
 
-int drain_init(struct drain *d, struct hist_interval *bufs, __u32 *cur, struct keyed_hist *keyed);
+int drain_init(struct drain *d, int intervals_fd, __u32 *cur, struct keyed_hist *keyed);
 /* Move the current interval into @out (and the per-key histograms into
  * @snap when there are any); the kernel goes on into a zeroed one. */
 int drain_interval(struct drain *d, struct hist_interval *out, struct keyed_snapshot *snap);

@@ -243,7 +243,7 @@ static int loaded(const struct run_config *rc, struct output *out)
 			return err;
 		}
 	}
-	err = drain_init(&drain, skel->bss->intervals, &skel->bss->interval_cur,
+	err = drain_init(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur,
 			 keyed_mode() ? &keyed : NULL);
 	if (err) {
 		diag_error("cannot set up the interval drain: %s", strerror(-err));

@@ -360,8 +360,9 @@ static void test_text(void **state)
 	assert_memory_equal(out, table, table_len);
 	assert_true(strncmp(out, "     usecs               : count    distribution\n", 49) == 0);
 	summary = out + table_len;
-	/* exactly one more line */
-	assert_ptr_equal(strchr(summary, '\n'), summary + strlen(summary) - 1);
+	/* exactly one more line, then the blank line that ends a histogram */
+	assert_ptr_equal(strchr(summary, '\n'), summary + strlen(summary) - 2);
+	assert_int_equal(summary[strlen(summary) - 1], '\n');
 	assert_true(strncmp(summary, "count 48, avg ", strlen("count 48, avg ")) == 0);
 	assert_non_null(strstr(summary, ", p50 "));
 	assert_non_null(strstr(summary, ", p90 "));
@@ -393,7 +394,7 @@ static void test_text_summary_values(void **state)
 	summary++;
 	assert_int_equal(regcomp(&re,
 		"^count [0-9]+, avg [0-9]+(\\.[0-9]+)?, p50 [0-9]+(\\.[0-9]+)?, p90 [0-9]+(\\.[0-9]+)?, "
-		"p99 [0-9]+(\\.[0-9]+)?, p99\\.9 [0-9]+(\\.[0-9]+)?, max [0-9]+ msecs\n$",
+		"p99 [0-9]+(\\.[0-9]+)?, p99\\.9 [0-9]+(\\.[0-9]+)?, max [0-9]+ msecs\n\n$",
 		REG_EXTENDED), 0);
 	if (regexec(&re, summary, 0, NULL, 0))
 		fail_msg("summary line: %s", summary);
@@ -432,14 +433,14 @@ static void test_text_empty(void **state)
 	capture_open(&c, false, UNIT_USECS);
 	output_hist(&c.o, NULL, 0, h, NULL);
 	out = capture_close(&c);
-	assert_string_equal(out, "count 0\n");
+	assert_string_equal(out, "count 0\n\n");
 	free(out);
 
 	h->errors = 2;
 	capture_open(&c, false, UNIT_USECS);
 	output_hist(&c.o, NULL, 0, h, &x);
 	out = capture_close(&c);
-	assert_string_equal(out, "count 0, errors 2\n");
+	assert_string_equal(out, "count 0, errors 2\n\n");
 	free(out);
 	free(h);
 }

@@ -434,15 +434,11 @@ EOF_CASES
 	[ "$rss" -le 8192 ]
 }
 
-# The documented way for a user other than root: exactly these capabilities.
-@test "non-root with CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH (ambient): counts exactly" {
-	nonroot_setup readlat "$NONROOT_CAPS"
-	run timeout 10 "${NONROOT[@]}" "$EXE" --check
-	[ "$status" -eq 0 ]
-	grep -qE '^privileges +ok +CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH$' <<<"$output"
+# A workload's 30 reads, counted exactly by readlat running as uid $NOBODY
+# with exactly CAP_DAC_READ_SEARCH, CAP_PERFMON and CAP_BPF, nothing else.
+nonroot_counts_exactly() {
 	start_load A --reads 30 --delay-us $DELAY
 	start_tool_nonroot -j -p "$A_PID"
-	# really uid 65534 with those three and nothing else
 	[ "$(awk '$1 == "Uid:" { print $3 }' "/proc/$TOOL_JOB/status")" -eq "$NOBODY" ]
 	[ "$(cap_eff "$TOOL_JOB")" = "$(cap_mask 2 38 39)" ]
 	go
@@ -452,20 +448,21 @@ EOF_CASES
 	jout '.count == 30 and .errors == 0 and .p50 >= 2048 and .p50 < 4096'
 }
 
+# The documented way for a user other than root: exactly these capabilities.
+@test "non-root with CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH (ambient): counts exactly" {
+	nonroot_setup readlat "$NONROOT_CAPS"
+	run timeout 10 "${NONROOT[@]}" "$EXE" --check
+	[ "$status" -eq 0 ]
+	grep -qE '^privileges +ok +CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH$' <<<"$output"
+	nonroot_counts_exactly
+}
+
 @test "non-root with a file capability (setcap cap_bpf,cap_perfmon,cap_dac_read_search+ep): counts exactly" {
 	command -v setcap >/dev/null || skip "no setcap (libcap2-bin)"
 	nonroot_setup readlat ""
 	setcap cap_bpf,cap_perfmon,cap_dac_read_search+ep "$EXE" 2>"$T/setcap" ||
 		skip "setcap failed here: $(cat "$T/setcap")"
-	start_load A --reads 30 --delay-us $DELAY
-	start_tool_nonroot -j -p "$A_PID"
-	[ "$(awk '$1 == "Uid:" { print $3 }' "/proc/$TOOL_JOB/status")" -eq "$NOBODY" ]
-	[ "$(cap_eff "$TOOL_JOB")" = "$(cap_mask 2 38 39)" ]
-	go
-	wait_loads A
-	tool_wait
-	[ "$TOOL_STATUS" -eq 0 ]
-	jout '.count == 30 and .errors == 0'
+	nonroot_counts_exactly
 }
 
 @test "non-root with only CAP_BPF and CAP_PERFMON: tracefs permission named, not 'does not exist', exit 1" {

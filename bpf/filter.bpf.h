@@ -19,6 +19,9 @@ const volatile bool filter_by_cgroup = false;
  * /proc/self/ns/pid), and tasks it cannot see have none (0). */
 const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
+/* The tool's own process (as current_ids() numbers it), for tools whose
+ * own work at start-up would otherwise show (opensnoop's opens of tracefs). */
+const volatile __u32 self_tgid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -40,6 +43,12 @@ static __always_inline __u64 current_ids(void)
 	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, (void *)&ns, sizeof(ns)))
 		return 0;
 	return (__u64)ns.tgid << 32 | ns.pid;
+}
+
+/* The event is the tool's own doing. */
+static __always_inline bool is_self(void)
+{
+	return self_tgid && (__u32)(current_ids() >> 32) == self_tgid;
 }
 
 /* Two words compare the name; zeroed first, because before 6.x

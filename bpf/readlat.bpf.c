@@ -7,7 +7,6 @@
 #include "filter.bpf.h"
 #include "kernel.bpf.h"
 #include "syscall_tp.bpf.h"
-#include "signal_tp.bpf.h"
 #include "start.bpf.h"
 #include "readlat.h"
 
@@ -160,9 +159,13 @@ static __always_inline void read_done(struct start *s, __u64 now, long ret)
 
 static __always_inline int on_enter(__u64 fd)
 {
+	struct start *s;
+
 	if (!traced())
 		return 0;
-	start_record(fd, bpf_ktime_get_ns());
+	s = start_begin(bpf_ktime_get_ns());
+	if (s)
+		s->fd = (__s32)fd;
 	return 0;
 }
 
@@ -185,12 +188,9 @@ static __always_inline int on_exit(long ret)
 			iv->unmatched++;
 		return 0;
 	}
-	if (syscall_restarting(ret)) {
-		/* Not over: a signal decides between a restart and EINTR. */
-		s->restart = (__s32)ret;
-		s->exit_ts = now;
+	/* Interrupted: not over until a restart or a signal decides. */
+	if (start_restarting(s, ret, now))
 		return 0;
-	}
 	read_done(s, now, ret);
 	return 0;
 }
@@ -200,15 +200,10 @@ static __always_inline int on_exit(long ret)
 SEC("tp/signal/signal_deliver")
 int signal_deliver(struct signal_deliver_ctx *ctx)
 {
-	struct start *s = start_get();
+	struct start *s = start_interrupted(ctx);
 
-	if (!s || !s->restart || !s->ts)
-		return 0;
-	if (!signal_interrupts(ctx, s->restart)) {
-		return 0;
-	}
-	s->restart = 0;
-	read_done(s, s->exit_ts, -EINTR_ERR);
+	if (s)
+		read_done(s, s->exit_ts, -EINTR_ERR);
 	return 0;
 }
 

@@ -10,6 +10,8 @@
 #ifndef START_BPF_H
 #define START_BPF_H
 
+#include "signal_tp.bpf.h"
+
 #define START_FALLBACK_THREADS 65536
 
 const volatile bool use_task_storage = true;
@@ -19,6 +21,7 @@ struct start {
 	__u64 exit_ts;		/* when it returned a restart code */
 	__s32 fd;
 	__s32 restart;		/* that code, until a restart or a signal decides */
+	__u64 arg[3];		/* what else the tool keeps from the entry */
 };
 
 struct {
@@ -51,47 +54,65 @@ static __always_inline struct start *start_get(void)
 	return bpf_map_lookup_elem(&start_tid, &tid);
 }
 
-/* An operation on @fd starts @now, unless this entry is the kernel
- * restarting an interrupted one: to the application that is the same
- * operation, timed from its first entry. */
-static __always_inline void start_record(__u64 fd, __u64 now)
+/* An operation starts @now: the record for the tool to fill in, or NULL
+ * when this entry is the kernel restarting an interrupted operation (to
+ * the application the same one, timed from its first entry). */
+static __always_inline struct start *start_begin(__u64 now)
 {
-	struct start *s, fresh = { .ts = now, .fd = (__s32)fd };
+	struct start *s;
 	__u32 tid;
 
 	if (use_task_storage) {
 		s = bpf_task_storage_get(&start_task, bpf_get_current_task_btf(), 0,
 					 BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!s)
-			return;
-		if (s->restart) {
-			s->restart = 0;
-			return;
+	} else {
+		tid = current_tid();
+		s = bpf_map_lookup_elem(&start_tid, &tid);
+		if (!s) {
+			struct start zero = {};
+
+			bpf_map_update_elem(&start_tid, &tid, &zero, BPF_NOEXIST);
+			s = bpf_map_lookup_elem(&start_tid, &tid);
 		}
-		s->fd = (__s32)fd;
-		s->ts = now;
-		return;
 	}
-	tid = current_tid();
-	s = bpf_map_lookup_elem(&start_tid, &tid);
-	if (s && s->restart) {
+	if (!s)
+		return NULL;
+	if (s->restart) {
 		s->restart = 0;
-		return;
+		return NULL;
 	}
-	bpf_map_update_elem(&start_tid, &tid, &fresh, BPF_ANY);
+	s->ts = now;
+	return s;
 }
 
-/* The operation is over: its record is free for the next one. */
+/* The operation is over: the record waits for the thread's next one (a
+ * fallback entry stays until the LRU evicts it). */
 static __always_inline void start_release(struct start *s)
 {
-	__u32 tid;
+	s->ts = 0;
+}
 
-	if (use_task_storage) {
-		s->ts = 0;
-		return;
-	}
-	tid = current_tid();
-	bpf_map_delete_elem(&start_tid, &tid);
+/* At the exit: a restart code means the operation is not over. Keep its
+ * start; a restart continues it, a signal may end it (start_interrupted). */
+static __always_inline bool start_restarting(struct start *s, long ret, __u64 now)
+{
+	if (!syscall_restarting(ret))
+		return false;
+	s->restart = (__s32)ret;
+	s->exit_ts = now;
+	return true;
+}
+
+/* At a signal's delivery: the operation of this thread that the signal
+ * ends with EINTR (it ended at s->exit_ts), or NULL. */
+static __always_inline struct start *start_interrupted(const struct signal_deliver_ctx *ctx)
+{
+	struct start *s = start_get();
+
+	if (!s || !s->restart || !s->ts || !signal_interrupts(ctx, s->restart))
+		return NULL;
+	s->restart = 0;
+	return s;
 }
 
 #endif /* START_BPF_H */

@@ -283,7 +283,7 @@ static int given_twice(struct cli_state *st, int key)
 {
 	const struct argp_option *o = find_option(st->opts, key);
 
-	if (!o || !o->arg)
+	if (!o || !o->arg || (o->flags & OPTION_REPEATABLE))
 		return 0;
 	if (!st->given[o - st->opts]) {
 		st->given[o - st->opts] = true;

@@ -182,6 +182,10 @@ static int select_event(const struct tool *t, int only_kind, struct probe_set *p
 			 tried[0] ? "; " : "", why);
 		fallback = true;
 	}
+	if (t->probes[first].optional && only_kind < 0) {
+		check_row(name, CHECK_FALLBACK, "skipped: %s", tried);
+		return 0;
+	}
 	if (only_kind >= 0 && !kind_offered) {
 		check_reason("no %s probe for '%s' (--probe %s); see --check", kind, event, kind);
 		check_row(name, CHECK_MISSING, "%s; no %s probe for it", tried, kind);
@@ -241,6 +245,21 @@ int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object 
 		}
 	}
 	return 0;
+}
+
+bool probe_task_storage(void)
+{
+	bool ok = diag_btf_present() &&
+		  libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1 &&
+		  libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_get_current_task_btf, NULL) == 1 &&
+		  libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_task_storage_get, NULL) == 1;
+
+	if (ok)
+		check_row("start-time store", CHECK_OK, "task storage");
+	else
+		check_row("start-time store", CHECK_FALLBACK,
+			  "LRU hash by thread id (task storage needs kernel BTF and Linux 5.11+)");
+	return ok;
 }
 
 void probes_detach(const struct tool *t, struct probe_set *ps)

@@ -26,6 +26,9 @@ int probe_tracepoint_access(const char *category_name, char *path, size_t len);
 int probes_select(const struct tool *t, int only_kind, struct probe_set *ps);
 /* Load only the chosen programs. */
 int probes_autoload(const struct tool *t, const struct probe_set *ps, struct bpf_object *obj);
+/* Where bpf/start.bpf.h keeps a thread's start: task storage (Linux 5.11+,
+ * kernel BTF) if this kernel has it, else the LRU hash; says so in --check. */
+bool probe_task_storage(void);
 /* Attach the chosen probes, in the reverse order of the tool's list. */
 int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object *obj);
 void probes_detach(const struct tool *t, struct probe_set *ps);

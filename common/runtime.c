@@ -33,6 +33,11 @@
 #define PIDFD_THREAD O_EXCL
 #endif
 #define THREAD_POLL_NS (200 * 1000000ULL)
+/* A tool that prints events as they come takes them from its ring buffer
+ * at least this often: the kernel wakes it only when the ring fills up,
+ * so a busy system costs no wake-up per event and a quiet one still sees
+ * each event within this delay. */
+#define STREAM_POLL_NS (50 * 1000000ULL)
 #define NS_PER_SEC 1000000000ULL
 #define NO_DEADLINE UINT64_MAX
 /* /proc/self/ns/pid of the initial PID namespace (PROC_PID_INIT_INO). */
@@ -51,7 +56,7 @@ struct session {
 	int epoll_fd;
 	/* Deadlines on CLOCK_MONOTONIC, ns: the loop sleeps in epoll until the
 	 * first, so the tool itself makes no read() that it would trace. */
-	__u64 next_report, stop_at, next_thread_poll;
+	__u64 next_report, stop_at, next_thread_poll, next_stream_poll;
 	bool target_gone;
 	bool failed;		/* the tool's report failed: exit 1 */
 };
@@ -128,7 +133,7 @@ static int set_unit(struct session *s)
 static int set_filters(struct session *s)
 {
 	const struct run_config *rc = s->rc;
-	__u32 tgid = (__u32)rc->pid, tid = (__u32)rc->tid;
+	__u32 tgid = (__u32)rc->pid, tid = (__u32)rc->tid, self = (__u32)getpid();
 	bool by_comm = rc->comm[0], by_cgroup = rc->cgroup != NULL;
 	char comm[FILTER_COMM_LEN] = {};
 
@@ -141,7 +146,8 @@ static int set_filters(struct session *s)
 	    set_rodata(s->obj, "filter_tid", &tid, sizeof(tid)) ||
 	    set_rodata(s->obj, "filter_by_comm", &by_comm, sizeof(by_comm)) ||
 	    set_rodata(s->obj, "filter_comm", comm, sizeof(comm)) ||
-	    set_rodata(s->obj, "filter_by_cgroup", &by_cgroup, sizeof(by_cgroup))) {
+	    set_rodata(s->obj, "filter_by_cgroup", &by_cgroup, sizeof(by_cgroup)) ||
+	    set_rodata(s->obj, "self_tgid", &self, sizeof(self))) {
 		diag_error("internal error: the BPF object lacks the filter of bpf/filter.bpf.h");
 		return -1;
 	}
@@ -354,6 +360,7 @@ static int setup_loop(struct session *s)
 	s->next_report = after(s->rc->interval);
 	s->stop_at = after(s->rc->duration);
 	s->next_thread_poll = s->rc->tid && s->target_fd < 0 ? now_ns() + THREAD_POLL_NS : NO_DEADLINE;
+	s->next_stream_poll = streaming(s) ? now_ns() + STREAM_POLL_NS : NO_DEADLINE;
 	if (s->epoll_fd < 0 || add_fd(s, s->target_fd) ||
 	    (events(s) && add_fd(s, ring_buffer__epoll_fd(events(s))))) {
 		diag_error("cannot set up the event loop: %s", strerror(errno));
@@ -371,6 +378,8 @@ static int wait_ms(const struct session *s, __u64 now)
 		first = s->stop_at;
 	if (s->next_thread_poll < first)
 		first = s->next_thread_poll;
+	if (s->next_stream_poll < first)
+		first = s->next_stream_poll;
 	if (first == NO_DEADLINE)
 		return -1;
 	if (first <= now)
@@ -387,6 +396,10 @@ static enum wake deadlines(struct session *s)
 
 	if (now >= s->stop_at)
 		return WAKE_STOP;
+	if (now >= s->next_stream_poll) {
+		s->next_stream_poll = now + STREAM_POLL_NS;
+		ring_buffer__consume(events(s));
+	}
 	if (now >= s->next_thread_poll) {
 		s->next_thread_poll = now + THREAD_POLL_NS;
 		if (!thread_alive(s->rc->tid))

@@ -53,6 +53,8 @@ struct probe {
 	enum probe_kind kind;
 	const char *target;
 	const char *prog;	/* program name in the tool's BPF object */
+	bool optional;		/* the event may be absent (a syscall this
+				 * kernel or architecture lacks): skipped */
 };
 
 struct tool {
@@ -95,6 +97,10 @@ struct tool {
 	void (*finish)(struct output *out);
 	void (*close)(void);
 };
+
+/* In a tool's argp_option flags: the option may be given more than once
+ * (each adds to the last). Not one of argp's flags, which it ignores. */
+#define OPTION_REPEATABLE 0x1000
 
 /* Record a usage error (one line, exit 2). Returns EINVAL for argp. */
 int cli_error(struct run_config *rc, const char *fmt, ...)

@@ -64,6 +64,18 @@ start_load() {
 	IFS=, read -r -a "${name}_FDS" <<<"$(sed -E 's/.*fds=([-0-9,]+).*/\1/' <<<"$line")"
 }
 
+# start_opens NAME [openload options]: like start_load, for openload (a
+# known set of opens); sets NAME_PID and NAME_JOB.
+start_opens() {
+	local name=$1
+	shift
+	"$BUILD/tests/openload" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
+	JOBS+=($!)
+	printf -v "${name}_JOB" %s $!
+	wait_for "$T/$name.out" '^pid='
+	printf -v "${name}_PID" %s "$(sed -nE 's/^pid=([0-9]+)$/\1/p' "$T/$name.out")"
+}
+
 # go: release every parked workload; finish: let them exit after their reads.
 go() { touch "$T/go"; }
 finish() { touch "$T/hold"; }

@@ -12,6 +12,7 @@
 #include "escape.h"
 #include "filenames.h"
 #include "keyed.h"
+#include "probe.h"
 #include "tool.h"
 #include "readlat.h"
 #include "readlat.skel.h"
@@ -52,8 +53,8 @@ static const struct argp_option options[] = {
 };
 
 #define READ_PROBES(sc)								\
-	{ "sys_enter_" sc, PROBE_TRACEPOINT, "syscalls/sys_enter_" sc, "enter_" sc },	\
-	{ "sys_exit_" sc, PROBE_TRACEPOINT, "syscalls/sys_exit_" sc, "exit_" sc }
+	{ "sys_enter_" sc, PROBE_TRACEPOINT, "syscalls/sys_enter_" sc, "enter_" sc, false },	\
+	{ "sys_exit_" sc, PROBE_TRACEPOINT, "syscalls/sys_exit_" sc, "exit_" sc, false }
 
 /* Listed start before end: they are attached last to first. */
 static const struct probe probes[] = {
@@ -63,7 +64,7 @@ static const struct probe probes[] = {
 	READ_PROBES("preadv"),
 	READ_PROBES("preadv2"),
 	/* A read interrupted by a signal: restarted, or EINTR (rare: off the read path). */
-	{ "signal_deliver", PROBE_TRACEPOINT, "signal/signal_deliver", "signal_deliver" },
+	{ "signal_deliver", PROBE_TRACEPOINT, "signal/signal_deliver", "signal_deliver", false },
 };
 
 /* Reads the list without cutting it up: argv stays as given (ps shows it). */
@@ -137,19 +138,11 @@ static bool wants(const char *event)
 	return false;
 }
 
-/* Task storage (Linux 5.11+, needs kernel BTF) is the cheapest place for
- * a thread's start time; an LRU hash by thread id works everywhere. */
+/* Where start times wait (probe_task_storage), and for -P/-F how to name
+ * a process and a file. */
 static int features(const struct run_config *rc)
 {
-	opt.task_storage = diag_btf_present() &&
-		libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1 &&
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_get_current_task_btf, NULL) == 1 &&
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_task_storage_get, NULL) == 1;
-	if (opt.task_storage)
-		check_row("start-time store", CHECK_OK, "task storage");
-	else
-		check_row("start-time store", CHECK_FALLBACK,
-			  "LRU hash by thread id (task storage needs kernel BTF and Linux 5.11+)");
+	opt.task_storage = probe_task_storage();
 	if (opt.mode != READLAT_PER_PROCESS && opt.mode != READLAT_PER_FD)
 		return 0;
 	/* Naming a process by its leader, a file by what it is: offsets

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* opensnoop: open(2), openat(2) and openat2(2), one event per open. The
+ * path is read at the syscall's exit: at entry it may lie in a page not
+ * yet faulted in (bpftrace and libbpf-tools then print an empty name);
+ * by the exit the kernel has copied it, so the page is present. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "filter.bpf.h"
+#include "syscall_tp.bpf.h"
+#include "start.bpf.h"
+#include "opensnoop.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Filters beyond filter.bpf.h's, set before load. */
+const volatile __u32 filter_uid = OPENSNOOP_NO_UID;
+const volatile bool failed_only = false;
+const volatile __s32 filter_errno = 0;		/* 0: any */
+const volatile __u32 flags_all = 0;		/* every one of these flags set */
+const volatile __s32 flags_accmode = -1;	/* O_RDONLY/O_WRONLY/O_RDWR, or -1 */
+/* Wake user space only when this much waits in the ring (it also polls). */
+const volatile __u64 wakeup_bytes = OPENSNOOP_RINGBUF_DEFAULT / 4;
+
+struct opensnoop_totals totals SEC(".bss");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, OPENSNOOP_RINGBUF_DEFAULT);
+} events SEC(".maps");
+
+#define O_ACCMODE_MASK 3
+
+/* struct open_how of openat2(2): its ABI since 5.6. */
+struct open_how_abi {
+	__u64 flags;
+	__u64 mode;
+	__u64 resolve;
+};
+
+static __always_inline bool uid_traced(void)
+{
+	return filter_uid == OPENSNOOP_NO_UID || (__u32)bpf_get_current_uid_gid() == filter_uid;
+}
+
+static __always_inline int on_enter(__u64 filename, __u64 flags, __u64 mode, enum opensnoop_call call)
+{
+	struct start *s;
+
+	if (!traced() || !uid_traced())
+		return 0;
+	s = start_begin(bpf_ktime_get_ns());
+	if (!s)
+		return 0;
+	s->fd = (__s32)call;
+	s->arg[ARG_FILENAME] = filename;
+	s->arg[ARG_FLAGS] = flags;	/* openat2: the address of its struct open_how */
+	s->arg[ARG_MODE] = mode;
+	return 0;
+}
+
+static __always_inline bool flags_traced(__u32 flags)
+{
+	if ((flags & flags_all) != flags_all)
+		return false;
+	return flags_accmode < 0 || (__s32)(flags & O_ACCMODE_MASK) == flags_accmode;
+}
+
+static __always_inline bool result_traced(long ret)
+{
+	if (failed_only && ret >= 0)
+		return false;
+	return !filter_errno || ret == -filter_errno;
+}
+
+/* The path, read now that the kernel has copied it in; marked truncated
+ * past the capture limit and unreadable if even now it cannot be read. */
+static __always_inline void read_path(struct opensnoop_event *e, const char *filename)
+{
+	long n = bpf_probe_read_user_str(e->path, sizeof(e->path), filename);
+	char next = 0;
+
+	e->path_state = PATH_OK;
+	if (n < 0) {
+		e->path[0] = '\0';
+		e->path_state = PATH_UNREADABLE;
+		__sync_fetch_and_add(&totals.unreadable, 1);
+		return;
+	}
+	if (n == sizeof(e->path) &&
+	    !bpf_probe_read_user(&next, 1, filename + sizeof(e->path) - 1) && next) {
+		e->path_state = PATH_TRUNCATED;
+		__sync_fetch_and_add(&totals.truncated, 1);
+	}
+}
+
+static __always_inline void emit(const struct start *s, __u64 now, long ret, __u32 flags, __u32 mode)
+{
+	struct opensnoop_event *e;
+	__u64 id, wakeup;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&totals.lost, 1);
+		return;
+	}
+	id = current_ids();
+	e->lat_ns = now - s->ts;
+	e->ret = ret;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->uid = (__u32)bpf_get_current_uid_gid();
+	e->flags = flags;
+	e->mode = mode;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	read_path(e, (const char *)s->arg[ARG_FILENAME]);
+	wakeup = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+		 BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	bpf_ringbuf_submit(e, wakeup);
+}
+
+/* One open, as the application saw it, is over. */
+static __always_inline void open_done(struct start *s, __u64 now, long ret)
+{
+	struct open_how_abi how = {};
+	__u32 flags = (__u32)s->arg[ARG_FLAGS], mode = (__u32)s->arg[ARG_MODE];
+
+	if (s->fd == CALL_OPENAT2) {
+		bpf_probe_read_user(&how, sizeof(how), (const void *)s->arg[ARG_FLAGS]);
+		flags = (__u32)how.flags;
+		mode = (__u32)how.mode;
+	}
+	/* The tool's own opens of tracefs while it attaches are not shown. */
+	if (flags_traced(flags) && result_traced(ret) && !is_self()) {
+		__sync_fetch_and_add(&totals.events, 1);
+		emit(s, now, ret, flags, mode);
+	}
+	start_release(s);
+}
+
+static __always_inline int on_exit(long ret)
+{
+	struct start *s;
+	__u64 now;
+
+	if (!traced() || !uid_traced())
+		return 0;
+	now = bpf_ktime_get_ns();
+	s = start_get();
+	if (!s || !s->ts)
+		return 0;
+	/* Interrupted: not over until a restart or a signal decides. */
+	if (start_restarting(s, ret, now))
+		return 0;
+	open_done(s, now, ret);
+	return 0;
+}
+
+SEC("tp/signal/signal_deliver")
+int signal_deliver(struct signal_deliver_ctx *ctx)
+{
+	struct start *s = start_interrupted(ctx);
+
+	if (s)
+		open_done(s, s->exit_ts, -EINTR_ERR);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_open")
+int enter_open(struct syscall_enter_ctx *ctx)
+{
+	return on_enter(ctx->args[0], ctx->args[1], ctx->args[2], CALL_OPEN);
+}
+
+SEC("tp/syscalls/sys_enter_openat")
+int enter_openat(struct syscall_enter_ctx *ctx)
+{
+	return on_enter(ctx->args[1], ctx->args[2], ctx->args[3], CALL_OPENAT);
+}
+
+SEC("tp/syscalls/sys_enter_openat2")
+int enter_openat2(struct syscall_enter_ctx *ctx)
+{
+	return on_enter(ctx->args[1], ctx->args[2], 0, CALL_OPENAT2);
+}
+
+SEC("tp/syscalls/sys_exit_open")
+int exit_open(struct syscall_exit_ctx *ctx)
+{
+	return on_exit(ctx->ret);
+}
+
+SEC("tp/syscalls/sys_exit_openat")
+int exit_openat(struct syscall_exit_ctx *ctx)
+{
+	return on_exit(ctx->ret);
+}
+
+SEC("tp/syscalls/sys_exit_openat2")
+int exit_openat2(struct syscall_exit_ctx *ctx)
+{
+	return on_exit(ctx->ret);
+}

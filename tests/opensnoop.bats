@@ -1,0 +1,230 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only
+# opensnoop against openload, a workload with a known set of opens.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+OPENSNOOP_PROGS='enter_open|exit_open|enter_openat|exit_openat|enter_openat2|exit_openat2|signal_deliver'
+
+setup() {
+	common_setup
+	mkdir -p "$T/d"
+	echo a > "$T/d/one"
+	echo b > "$T/d/two"
+}
+teardown() { common_teardown; }
+
+# count_path PATH [FILE]: JSON events with exactly this path.
+count_path() { jq -s --arg p "$1" 'map(select(.path == $p)) | length' "${2:-$T/out}"; }
+
+@test "-p PID: exact events per file, fd and errno, then exit with the process" {
+	start_opens A --file "$T/d/one" --file "$T/d/two" --file "$T/d/missing" --opens 5
+	start_tool opensnoop -j -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	[ "$(count_path "$T/d/one")" -eq 5 ]
+	[ "$(count_path "$T/d/two")" -eq 5 ]
+	[ "$(count_path "$T/d/missing")" -eq 5 ]
+	jout 'select(.path == $p) | .fd == -1 and .err == 2' --arg p "$T/d/missing"
+	jout 'select(.path == $p) | .fd >= 3 and .err == 0 and .pid == $pid and .comm == "openload"' \
+		--arg p "$T/d/one" --argjson pid "$A_PID"
+	[ "$(jq -s 'map(select(.path)) | length' "$T/out")" -eq 15 ]
+	jout 'select(.events) | .events == 15 and .lost == 0 and .unreadable == 0'
+}
+
+@test "text: bcc columns, one line per open" {
+	start_opens A --file "$T/d/one" --file "$T/d/missing" --opens 3
+	start_tool opensnoop -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	head -n1 "$T/out" | grep -qE '^PID +COMM +FD +ERR +PATH$'
+	[ "$(grep -cE "^$A_PID +openload +[0-9]+ +0 +$T/d/one\$" "$T/out")" -eq 3 ]
+	[ "$(grep -cE "^$A_PID +openload +-1 +2 +$T/d/missing\$" "$T/out")" -eq 3 ]
+	grep -q '^6 opens traced; 0 lost' "$T/err"
+}
+
+@test "open, openat and openat2 are each traced" {
+	for call in open openat openat2; do
+		rm -f "$T/go" "$T/hold"
+		start_opens A --file "$T/d/one" --opens 4 --call "$call"
+		start_tool opensnoop -j -p "$A_PID"
+		go
+		wait_loads A
+		tool_wait
+		[ "$(count_path "$T/d/one")" -eq 4 ]
+	done
+}
+
+@test "the path is read even from a page not present at syscall entry" {
+	start_opens A --file "$T/d/one" --opens 20 --cold
+	start_tool opensnoop -j -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	[ "$(count_path "$T/d/one")" -eq 20 ]
+	jout 'select(.events) | .unreadable == 0'
+
+	rm -f "$T/go" "$T/hold"
+	start_opens B --file "$T/d/two" --opens 20 --edge
+	start_tool opensnoop -j -p "$B_PID"
+	go
+	wait_loads B
+	tool_wait
+	[ "$(count_path "$T/d/two")" -eq 20 ]
+}
+
+@test "-x: failed opens only; --errno: that error only" {
+	start_opens A --file "$T/d/one" --file "$T/d/missing" --opens 4
+	start_tool opensnoop -j -x -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	[ "$(jq -s 'map(select(.path)) | length' "$T/out")" -eq 4 ]
+	jout 'select(.path) | .path == $p and .err == 2' --arg p "$T/d/missing"
+
+	rm -f "$T/go" "$T/hold"
+	chmod 000 "$T/d/two"
+	start_opens B --file "$T/d/two" --file "$T/d/missing" --opens 3 --comm rl_errno
+	start_tool opensnoop -j --errno ENOENT -n rl_errno
+	go
+	wait_loads B
+	stop_tool INT
+	[ "$(jq -s 'map(select(.path)) | length' "$T/out")" -eq 3 ]
+	jout 'select(.path) | .err == 2'
+}
+
+@test "-f FLAG: only opens with those flags" {
+	start_opens A --file "$T/d/new" --opens 3 --flags creat --comm rl_creat
+	start_opens B --file "$T/d/one" --opens 5 --comm rl_creat
+	start_tool opensnoop -j -f O_CREAT -n rl_creat
+	go
+	wait_loads A B
+	stop_tool INT
+	[ "$(jq -s 'map(select(.path)) | length' "$T/out")" -eq 3 ]
+	jout 'select(.path) | .pid == $p and (.flags % 128) >= 64' --argjson p "$A_PID"
+
+	start_tool opensnoop -j -f O_WRONLY -f creat -n rl_nobody
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+}
+
+@test "-n and -u include and exclude exactly" {
+	start_opens A --file "$T/d/one" --opens 6 --comm os_alpha
+	start_opens B --file "$T/d/one" --opens 9 --comm os_beta
+	start_tool opensnoop -j -n os_alpha
+	go
+	wait_loads A B
+	stop_tool INT
+	[ "$(count_path "$T/d/one")" -eq 6 ]
+
+	rm -f "$T/go" "$T/hold"
+	start_opens C --file "$T/d/one" --opens 4 --comm os_uid
+	start_tool opensnoop -j -u 12345 -n os_uid
+	go
+	wait_loads C
+	stop_tool INT
+	[ "$(count_path "$T/d/one")" -eq 0 ]
+	rm -f "$T/go" "$T/hold"
+	start_opens D --file "$T/d/one" --opens 4 --comm os_uid
+	start_tool opensnoop -j -u 0 -U -n os_uid
+	go
+	wait_loads D
+	stop_tool INT
+	[ "$(count_path "$T/d/one")" -eq 4 ]
+	jout 'select(.path) | .uid == 0'
+}
+
+@test "hostile file names: escaped in text, exact in JSON" {
+	name=$'bad\nname\e[31m\xff'
+	echo x > "$T/d/$name"
+	start_opens A --file "$T/d/$name" --opens 2
+	start_tool opensnoop -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	! grep -q $'\e' "$T/out"
+	[ "$(grep -cF "$T/d/bad\\nname\\x1b[31m\\xff" "$T/out")" -eq 2 ]
+
+	rm -f "$T/go" "$T/hold"
+	start_opens B --file "$T/d/$name" --opens 2
+	start_tool opensnoop -j -p "$B_PID"
+	go
+	wait_loads B
+	tool_wait
+	python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin.buffer.read().decode("utf-8").splitlines()]' < "$T/out"
+	want=$(printf '%s' "$T/d/$name" | od -An -tx1 | tr -d ' \n')
+	[ "$(jq -s --arg h "$want" 'map(select(.path_hex == $h)) | length' "$T/out")" -eq 2 ]
+}
+
+@test "a path longer than the capture limit is marked truncated" {
+	long="$T/d/$(printf 'x%.0s' $(seq 240))"
+	echo x > "$long"
+	start_opens A --file "$long" --opens 2
+	start_tool opensnoop -j -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	jout 'select(.path) | .truncated == true and (.path | length) == 255'
+	jout 'select(.events) | .truncated == 2'
+}
+
+@test "events lost to a tiny ring buffer are counted and reported" {
+	start_opens A --file "$T/d/one" --opens 50000
+	start_tool opensnoop -j -b 4K -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	delivered=$(jq -s 'map(select(.path)) | length' "$T/out")
+	jout 'select(.events) | .events == 50000 and .lost > 0 and .lost + $d == 50000' --argjson d "$delivered"
+}
+
+@test "a quiet event is printed within 100 ms" {
+	start_opens A --file "$T/d/one" --opens 1
+	start_tool opensnoop -p "$A_PID"
+	go
+	t0=$(date +%s%N)
+	wait_for "$T/out" "$T/d/one"
+	t1=$(date +%s%N)
+	echo "printed after $(((t1 - t0) / 1000000)) ms"
+	[ $(((t1 - t0) / 1000000)) -lt 100 ]
+	wait_loads A
+	tool_wait
+}
+
+@test "opensnoop never shows its own opens" {
+	start_tool opensnoop -j
+	stop_tool INT
+	[ "$(jq -s --argjson p "$TOOL_JOB" 'map(select(.pid == $p)) | length' "$T/out")" -eq 0 ]
+}
+
+@test "bad input: one line on stderr, exit 2" {
+	while IFS='|' read -r args msg; do
+		run --separate-stderr timeout 10 "$BUILD/opensnoop" $args
+		echo "args: $args -> $status: $stderr"
+		[ "$status" -eq 2 ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ "${stderr_lines[0]}" == "opensnoop: "*"$msg"* ]]
+	done <<'EOF_CASES'
+-f O_BOGUS|unknown open flag 'O_BOGUS'
+-f O_RDONLY -f O_WRONLY|conflicts with the access mode
+--errno ENOPE|invalid errno 'ENOPE'
+--errno 1 --errno 2|given twice
+-u abc|invalid UID 'abc'
+-b 3000|invalid buffer size '3000'
+-b 1G2|invalid buffer size
+1|no interval
+-d 0|invalid duration '0'
+-p 0|invalid PID '0'
+--bogus|unknown option '--bogus'
+EOF_CASES
+}
+
+@test "nothing of opensnoop stays loaded after exit" {
+	start_tool opensnoop -n rl_nobody
+	stop_tool TERM
+	! leaked "$OPENSNOOP_PROGS" 'events|start_task|start_tid|opensnoo_.rodata|opensnoo_.bss'
+}

@@ -17,7 +17,10 @@ __u64 delta_ns;
 SEC("tp/syscalls/sys_enter_read")
 int limit_enter(struct syscall_enter_ctx *ctx)
 {
-	start_record(ctx->args[0], bpf_ktime_get_ns());
+	struct start *s = start_begin(bpf_ktime_get_ns());
+
+	if (s)
+		s->fd = (__s32)ctx->args[0];
 	return 0;
 }
 

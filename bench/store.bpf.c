@@ -15,7 +15,10 @@ __u64 taken;
 SEC("tp/syscalls/sys_enter_read")
 int store_enter(struct syscall_enter_ctx *ctx)
 {
-	start_record(ctx->args[0], 1);
+	struct start *s = start_begin(1);
+
+	if (s)
+		s->fd = (__s32)ctx->args[0];
 	return 0;
 }
 

@@ -6,7 +6,7 @@
 static struct badprog_bpf *skel;
 
 static const struct probe probes[] = {
-	{ "sys_enter_getppid", PROBE_TRACEPOINT, "syscalls/sys_enter_getppid", "bad_prog" },
+	{ "sys_enter_getppid", PROBE_TRACEPOINT, "syscalls/sys_enter_getppid", "bad_prog", false },
 };
 
 static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)

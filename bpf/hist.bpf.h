@@ -8,34 +8,16 @@
  *    the kernel runs one tracing program per CPU at a time), user space
  *    flips interval_cur, waits for running programs and drains the
  *    retired element, summing the CPUs (common/drain.c);
- *  - keyed histograms live in a hash map reached through a one-slot
- *    ARRAY_OF_MAPS: user space swaps the inner map (the update waits for
- *    running programs via synchronize_rcu) and drains the retired one.
- * Inner maps are preallocated: a tracing program that uses a
- * non-preallocated hash makes 5.12-6.0 kernels print a WARN and PREEMPT_RT
- * kernels refuse the load.
+ *  - keyed histograms are keyed aggregates (keyed.bpf.h).
  */
 #ifndef HIST_BPF_H
 #define HIST_BPF_H
 
 #include "hist_layout.h"
+#include "keyed.bpf.h"
 
-/* Inner hash map of keyed histograms; declare two, plus the outer slot. */
-#define KEYED_HIST_MAP(name, key_type, entries)				\
-	struct {							\
-		__uint(type, BPF_MAP_TYPE_HASH);			\
-		__uint(max_entries, entries);				\
-		__type(key, key_type);					\
-		__type(value, struct hist);				\
-	} name SEC(".maps")
-
-#define KEYED_HIST_SLOT(name, inner)					\
-	struct {							\
-		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);		\
-		__uint(max_entries, 1);					\
-		__type(key, __u32);					\
-		__array(values, inner);					\
-	} name SEC(".maps")
+#define KEYED_HIST_MAP(name, key_type, entries) KEYED_MAP(name, key_type, struct hist, entries)
+#define KEYED_HIST_SLOT(name, inner) KEYED_SLOT(name, inner)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -126,25 +108,11 @@ static __always_inline void hist_add_ns(struct hist *h, __u64 ns, bool shared)
  * *created tells the caller to record what it names the key by. */
 static __always_inline struct hist *hist_keyed(void *slot, const void *key, bool *created)
 {
-	__u32 zero = 0;
-	struct hist *h;
-	void *inner;
+	struct hist *h = keyed_get(slot, key, &hist_zero, created);
+	struct hist_interval *iv;
 
-	*created = false;
-	inner = bpf_map_lookup_elem(slot, &zero);
-	if (!inner)
-		return NULL;
-	h = bpf_map_lookup_elem(inner, key);
-	if (h)
-		return h;
-	*created = !bpf_map_update_elem(inner, key, &hist_zero, BPF_NOEXIST);
-	h = bpf_map_lookup_elem(inner, key);
-	if (!h) {
-		struct hist_interval *iv = interval_now();
-
-		if (iv)
-			iv->lost_keys++;
-	}
+	if (!h && (iv = interval_now()))
+		iv->lost_keys++;
 	return h;
 }
 

@@ -6,11 +6,17 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "filter.bpf.h"
+#include "hist.bpf.h"
+#include "names.bpf.h"
 #include "syscall_tp.bpf.h"
 #include "start.bpf.h"
 #include "opensnoop.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u8 mode = OPENSNOOP_EVENTS;
+const volatile __u8 count_by = BY_PROCESS;
+const volatile bool per_process = false;	/* -L -P */
 
 /* Filters beyond filter.bpf.h's, set before load. */
 const volatile __u32 filter_uid = OPENSNOOP_NO_UID;
@@ -27,6 +33,26 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, OPENSNOOP_RINGBUF_DEFAULT);
 } events SEC(".maps");
+
+KEYED_MAP(counts_a, struct opensnoop_key, struct opensnoop_count, OPENSNOOP_MAX_KEYS);
+KEYED_MAP(counts_b, struct opensnoop_key, struct opensnoop_count, OPENSNOOP_MAX_KEYS);
+KEYED_SLOT(counts, counts_a);
+KEYED_MAP(file_counts_a, struct opensnoop_file_key, struct opensnoop_count, OPENSNOOP_MAX_KEYS);
+KEYED_MAP(file_counts_b, struct opensnoop_file_key, struct opensnoop_count, OPENSNOOP_MAX_KEYS);
+KEYED_SLOT(file_counts, file_counts_a);
+KEYED_HIST_MAP(hists_a, struct opensnoop_key, OPENSNOOP_MAX_KEYS);
+KEYED_HIST_MAP(hists_b, struct opensnoop_key, OPENSNOOP_MAX_KEYS);
+KEYED_HIST_SLOT(hists, hists_a);
+
+const struct opensnoop_count count_zero = {};
+
+/* Where a file key is built: 256 bytes do not belong on the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct opensnoop_file_key);
+} file_key SEC(".maps");
 
 #define O_ACCMODE_MASK 3
 
@@ -93,7 +119,8 @@ static __always_inline void read_path(struct opensnoop_event *e, const char *fil
 	}
 }
 
-static __always_inline void emit(const struct start *s, __u64 now, long ret, __u32 flags, __u32 mode)
+static __always_inline void emit(const struct start *s, __u64 now, long ret, __u32 flags,
+				 __u32 mode_arg)
 {
 	struct opensnoop_event *e;
 	__u64 id, wakeup;
@@ -110,7 +137,7 @@ static __always_inline void emit(const struct start *s, __u64 now, long ret, __u
 	e->tid = (__u32)id;
 	e->uid = (__u32)bpf_get_current_uid_gid();
 	e->flags = flags;
-	e->mode = mode;
+	e->mode = mode_arg;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	read_path(e, (const char *)s->arg[ARG_FILENAME]);
 	wakeup = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
@@ -118,21 +145,100 @@ static __always_inline void emit(const struct start *s, __u64 now, long ret, __u
 	bpf_ringbuf_submit(e, wakeup);
 }
 
+static __always_inline void key_lost(void)
+{
+	struct hist_interval *iv = interval_now();
+
+	if (iv)
+		iv->lost_keys++;
+}
+
+/* -C: count the open under its process, path or errno. */
+static __always_inline void count_open(const struct start *s, long ret)
+{
+	struct opensnoop_key key = {};
+	struct opensnoop_file_key *fk;
+	struct opensnoop_count *c;
+	__u32 zero = 0;
+	bool created;
+
+	if (count_by == BY_FILE) {
+		fk = bpf_map_lookup_elem(&file_key, &zero);
+		if (!fk)
+			return;
+		__builtin_memset(fk->path, 0, sizeof(fk->path));
+		if (bpf_probe_read_user_str(fk->path, sizeof(fk->path),
+					    (const char *)s->arg[ARG_FILENAME]) < 0)
+			__builtin_memset(fk->path, 0, sizeof(fk->path));
+		c = keyed_get(&file_counts, fk, &count_zero, &created);
+	} else {
+		if (count_by == BY_PROCESS)
+			key.pid = current_ids() >> 32;
+		else
+			key.err = ret < 0 ? (__s32)-ret : 0;
+		c = keyed_get(&counts, &key, &count_zero, &created);
+	}
+	if (!c) {
+		key_lost();
+		return;
+	}
+	if (created && count_by == BY_PROCESS)
+		process_comm(c->comm, sizeof(c->comm));
+	__sync_fetch_and_add(&c->opens, 1);
+	if (ret < 0)
+		__sync_fetch_and_add(&c->failed, 1);
+}
+
+/* -L: the open's latency, in one histogram or its process's. */
+static __always_inline void time_open(__u64 lat_ns, long ret)
+{
+	struct opensnoop_key key = {};
+	struct hist_interval *iv;
+	struct hist *h;
+	bool created;
+
+	if (!per_process) {
+		iv = interval_now();
+		if (!iv)
+			return;
+		h = &iv->hist;
+		if (ret < 0)
+			h->errors++;
+		hist_add_ns(h, lat_ns, false);
+		return;
+	}
+	key.pid = current_ids() >> 32;
+	h = hist_keyed(&hists, &key, &created);
+	if (!h)
+		return;
+	if (created)
+		name_process(key.pid);
+	if (ret < 0)
+		__sync_fetch_and_add(&h->errors, 1);
+	hist_add_ns(h, lat_ns, true);
+}
+
 /* One open, as the application saw it, is over. */
 static __always_inline void open_done(struct start *s, __u64 now, long ret)
 {
 	struct open_how_abi how = {};
-	__u32 flags = (__u32)s->arg[ARG_FLAGS], mode = (__u32)s->arg[ARG_MODE];
+	__u32 flags = (__u32)s->arg[ARG_FLAGS], mode_arg = (__u32)s->arg[ARG_MODE];
 
 	if (s->fd == CALL_OPENAT2) {
 		bpf_probe_read_user(&how, sizeof(how), (const void *)s->arg[ARG_FLAGS]);
 		flags = (__u32)how.flags;
-		mode = (__u32)how.mode;
+		mode_arg = (__u32)how.mode;
 	}
 	/* The tool's own opens of tracefs while it attaches are not shown. */
 	if (flags_traced(flags) && result_traced(ret) && !is_self()) {
-		__sync_fetch_and_add(&totals.events, 1);
-		emit(s, now, ret, flags, mode);
+		if (mode == OPENSNOOP_COUNT) {
+			count_open(s, ret);
+		} else if (mode == OPENSNOOP_LATENCY) {
+			time_open(now - s->ts, ret);
+		} else {
+			__sync_fetch_and_add(&totals.events, 1);
+			emit(s, now, ret, flags, mode_arg);
+		}
 	}
 	start_release(s);
 }

@@ -5,7 +5,7 @@
 #include <bpf/bpf_helpers.h>
 #include "hist.bpf.h"
 #include "filter.bpf.h"
-#include "kernel.bpf.h"
+#include "names.bpf.h"
 #include "syscall_tp.bpf.h"
 #include "start.bpf.h"
 #include "readlat.h"
@@ -23,18 +23,10 @@ KEYED_HIST_MAP(hists_a, struct readlat_key, READLAT_MAX_KEYS);
 KEYED_HIST_MAP(hists_b, struct readlat_key, READLAT_MAX_KEYS);
 KEYED_HIST_SLOT(hists, hists_a);
 
-/* -P: the name of each process, recorded when its key is created. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, READLAT_MAX_NAMES);
-	__type(key, __u32);
-	__type(value, char[FILTER_COMM_LEN]);
-} names SEC(".maps");
-
 /* -F: files whose name was already sent to user space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, READLAT_MAX_NAMES);
+	__uint(max_entries, READLAT_MAX_FILES);
 	__type(key, struct readlat_key);
 	__type(value, __u8);
 } files_sent SEC(".maps");
@@ -86,7 +78,6 @@ static __always_inline void send_file_name(const struct readlat_key *key, void *
 static __always_inline struct hist *keyed_hist(__s32 fd)
 {
 	struct readlat_key key = {};
-	char comm[FILTER_COMM_LEN];
 	struct hist *h;
 	void *file = NULL;
 	bool created;
@@ -101,8 +92,7 @@ static __always_inline struct hist *keyed_hist(__s32 fd)
 	h = hist_keyed(&hists, &key, &created);
 	if (!created)
 		return h;
-	process_comm(comm, sizeof(comm));
-	bpf_map_update_elem(&names, &key.pid, comm, BPF_ANY);
+	name_process(key.pid);
 	if (file) {
 		key.pid = 0;
 		key.fd = 0;

@@ -35,8 +35,10 @@ int drain_init(struct drain *d, int intervals_fd, __u32 *cur, struct keyed_hist 
 	d->keyed = keyed;
 	d->sync_outer = d->sync_inner = -1;
 	d->ncpus = libbpf_num_possible_cpus();
-	if (d->ncpus <= 0)
-		return d->ncpus ? d->ncpus : -EINVAL;
+	if (d->ncpus <= 0) {
+		d->ncpus = 0;
+		return -EINVAL;
+	}
 	d->percpu = calloc((size_t)d->ncpus, sizeof(*d->percpu));
 	if (!d->percpu)
 		return -ENOMEM;
@@ -77,6 +79,8 @@ int drain_interval(struct drain *d, struct hist_interval *out, struct keyed_snap
 
 void drain_close(struct drain *d)
 {
+	if (!d->ncpus)
+		return;		/* never set up */
 	free(d->percpu);
 	d->percpu = NULL;
 	if (d->sync_outer >= 0)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "filter.h"
 #include "keyed.h"
 
 int keyed_hist_init(struct keyed_hist *k, struct bpf_map *slot,
@@ -15,6 +17,7 @@ int keyed_hist_init(struct keyed_hist *k, struct bpf_map *slot,
 	k->inner_fd[0] = bpf_map__fd(a);
 	k->inner_fd[1] = bpf_map__fd(b);
 	k->key_size = bpf_map__key_size(a);
+	k->value_size = bpf_map__value_size(a);
 	k->active = 0;
 	return bpf_map_update_elem(k->slot_fd, &zero, &k->inner_fd[0], BPF_ANY) ? -errno : 0;
 }
@@ -23,15 +26,15 @@ static int grow(struct keyed_snapshot *s, size_t *cap)
 {
 	size_t ncap = *cap ? *cap * 2 : 64;
 	unsigned char *keys = realloc(s->keys, ncap * s->key_size);
-	struct hist *hists;
+	unsigned char *values;
 
 	if (!keys)
 		return -ENOMEM;
 	s->keys = keys;
-	hists = realloc(s->hists, ncap * sizeof(*hists));
-	if (!hists)
+	values = realloc(s->values, ncap * s->value_size);
+	if (!values)
 		return -ENOMEM;
-	s->hists = hists;
+	s->values = values;
 	*cap = ncap;
 	return 0;
 }
@@ -56,6 +59,7 @@ int keyed_hist_read(struct keyed_hist *k, struct keyed_snapshot *s)
 
 	memset(s, 0, sizeof(*s));
 	s->key_size = k->key_size;
+	s->value_size = k->value_size;
 	/* The retired map is quiescent: read it, then empty it. */
 	key = NULL;
 	for (;;) {
@@ -64,7 +68,7 @@ int keyed_hist_read(struct keyed_hist *k, struct keyed_snapshot *s)
 		if (bpf_map_get_next_key(old, key, s->keys + s->n * s->key_size))
 			break;
 		key = s->keys + s->n * s->key_size;
-		if (bpf_map_lookup_elem(old, key, &s->hists[s->n]) == 0)
+		if (bpf_map_lookup_elem(old, key, s->values + s->n * s->value_size) == 0)
 			s->n++;
 	}
 	for (size_t i = 0; i < s->n; i++)
@@ -100,15 +104,25 @@ const void *keyed_key(const struct keyed_snapshot *s, size_t i)
 	return s->keys + s->order[i] * s->key_size;
 }
 
-const struct hist *keyed_value(const struct keyed_snapshot *s, size_t i)
+const void *keyed_value(const struct keyed_snapshot *s, size_t i)
 {
-	return &s->hists[s->order[i]];
+	return s->values + s->order[i] * s->value_size;
 }
 
 void keyed_snapshot_free(struct keyed_snapshot *s)
 {
 	free(s->keys);
-	free(s->hists);
+	free(s->values);
 	free(s->order);
 	memset(s, 0, sizeof(*s));
+}
+
+void keyed_process_name(int names_fd, __u32 pid, char *comm, size_t len)
+{
+	char name[FILTER_COMM_LEN] = {};
+
+	if (bpf_map_lookup_elem(names_fd, &pid, name))
+		snprintf(comm, len, "?");
+	else
+		snprintf(comm, len, "%.*s", FILTER_COMM_LEN, name);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Keyed histograms (one per process, file, disk, flow). The kernel adds to
+ * Keyed aggregates: histograms or counters, one per process, file, disk,
+ * flow (any value type). The kernel adds to
  * the inner hash map in a one-slot ARRAY_OF_MAPS; each interval user space
  * puts the other inner map in the slot (the update returns only after
  * every program that could still see the old map has finished) and then
@@ -18,14 +19,14 @@ struct keyed_hist {
 	int slot_fd;
 	int inner_fd[2];
 	int active;
-	size_t key_size;
+	size_t key_size, value_size;
 };
 
 struct keyed_snapshot {
 	size_t n;
-	size_t key_size;
+	size_t key_size, value_size;
 	unsigned char *keys;
-	struct hist *hists;
+	unsigned char *values;
 	size_t *order;		/* sorted view, see keyed_sort() */
 };
 
@@ -38,7 +39,9 @@ int keyed_hist_swap(struct keyed_hist *k);
 int keyed_hist_read(struct keyed_hist *k, struct keyed_snapshot *s);
 void keyed_sort(struct keyed_snapshot *s, int (*cmp)(const void *a, const void *b));
 const void *keyed_key(const struct keyed_snapshot *s, size_t i);
-const struct hist *keyed_value(const struct keyed_snapshot *s, size_t i);
+const void *keyed_value(const struct keyed_snapshot *s, size_t i);
 void keyed_snapshot_free(struct keyed_snapshot *s);
+/* The name bpf/names.bpf.h recorded for process @pid, or "?". */
+void keyed_process_name(int names_fd, __u32 pid, char *comm, size_t len);
 
 #endif /* COMMON_KEYED_H */

@@ -228,3 +228,83 @@ EOF_CASES
 	stop_tool TERM
 	! leaked "$OPENSNOOP_PROGS" 'events|start_task|start_tid|opensnoo_.rodata|opensnoo_.bss'
 }
+
+@test "-C: the workload ranks first with its exact count, by process, file and errno" {
+	start_opens A --file "$T/d/one" --file "$T/d/missing" --opens 40 --comm os_top
+	start_opens B --file "$T/d/two" --opens 7 --comm os_top
+	start_tool opensnoop -C -j -n os_top
+	go
+	wait_loads A B
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+	jq -e -s --argjson a "$A_PID" --argjson b "$B_PID" 'map(select(.total > 0)) | length == 1 and
+		(.[0] | .by == "process" and .total == 87 and .lost == 0 and
+		 .rows[0] == {"pid": $a, "comm": "os_top", "opens": 80, "failed": 40} and
+		 .rows[1] == {"pid": $b, "comm": "os_top", "opens": 7, "failed": 0})' "$T/out"
+
+	rm -f "$T/go" "$T/hold"
+	start_opens C --file "$T/d/one" --opens 9 --file "$T/d/missing" --comm os_top
+	start_tool opensnoop -C --by file -j -n os_top
+	go
+	wait_loads C
+	stop_tool INT
+	jout 'select(.total > 0) | .rows == [{"path": $one, "opens": 9, "failed": 0}, {"path": $miss, "opens": 9, "failed": 9}] or .rows == [{"path": $miss, "opens": 9, "failed": 9}, {"path": $one, "opens": 9, "failed": 0}]' \
+		--arg one "$T/d/one" --arg miss "$T/d/missing"
+
+	rm -f "$T/go" "$T/hold"
+	start_opens D --file "$T/d/one" --opens 3 --file "$T/d/missing" --comm os_top
+	start_tool opensnoop -C --by errno -r 1 -n os_top
+	go
+	wait_loads D
+	stop_tool INT
+	grep -qE '^OPENS +FAILED +ERRNO NAME$' "$T/out"
+	[ "$(grep -cE '^3 +[03] +' "$T/out")" -eq 1 ]	# -r 1: one row
+	grep -q '^6 opens by 2 results (top rows shown)$' "$T/out"
+}
+
+@test "-C with an interval: each interval's counts, summing exactly" {
+	start_opens A --file "$T/d/one" --opens 20000 --comm os_ivl
+	start_tool opensnoop -C -j -n os_ivl 0.05
+	go
+	wait_loads A
+	stop_tool INT
+	[ "$(jq -s 'length' "$T/out")" -ge 3 ]
+	[ "$(jq -s 'map(.total) | add' "$T/out")" -eq 20000 ]
+}
+
+@test "-L: exactly N opens in the histogram; -P per process, named" {
+	start_opens A --file "$T/d/one" --file "$T/d/missing" --opens 25 --comm os_lat
+	start_tool opensnoop -L -j -n os_lat
+	go
+	wait_loads A
+	stop_tool INT
+	jout '.count == 50 and .errors == 25 and .unit == "usecs"'
+
+	rm -f "$T/go" "$T/hold"
+	start_opens B --file "$T/d/one" --opens 11 --comm os_lat
+	start_opens C --file "$T/d/one" --opens 13 --comm os_lat
+	start_tool opensnoop -L -P --ns -j -n os_lat
+	go
+	wait_loads B C
+	stop_tool INT
+	jout 'select(.key.pid == $p) | .count == 11 and .key.comm == "os_lat" and .unit == "nsecs"' --argjson p "$B_PID"
+	jout 'select(.key.pid == $p) | .count == 13' --argjson p "$C_PID"
+}
+
+@test "-C and -L: usage errors" {
+	while IFS='|' read -r args msg; do
+		run --separate-stderr timeout 10 "$BUILD/opensnoop" $args
+		echo "args: $args -> $status: $stderr"
+		[ "$status" -eq 2 ]
+		[[ "${stderr_lines[0]}" == "opensnoop: "*"$msg"* ]]
+	done <<'EOF_CASES'
+-C -L|-C and -L cannot be combined
+--by file|--by and -r go with -C
+-r 5|--by and -r go with -C
+-C --by disk|invalid --by 'disk'
+-C -r 0|invalid row count '0'
+-P|-P goes with -L
+-C -U|-U, -e and -b go with the per-open events
+-L -b 64K|-U, -e and -b go with the per-open events
+EOF_CASES
+}

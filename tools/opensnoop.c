@@ -9,7 +9,9 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "diag.h"
+#include "drain.h"
 #include "escape.h"
+#include "keyed.h"
 #include "probe.h"
 #include "tool.h"
 #include "opensnoop.h"
@@ -17,9 +19,16 @@
 
 enum {
 	OPT_ERRNO = 0x2000,
+	OPT_BY,
 };
 
+#define DEFAULT_ROWS 20
+
 static struct {
+	enum opensnoop_mode mode;
+	enum opensnoop_by by;
+	long rows;
+	bool per_process, saw_by, saw_rows;
 	bool print_uid, extended, failed_only, task_storage;
 	__u32 uid;			/* OPENSNOOP_NO_UID: any */
 	int err;			/* --errno, 0: any */
@@ -27,11 +36,15 @@ static struct {
 	int accmode;			/* -1: any */
 	__u32 ring_bytes;
 	bool saw_uid, saw_errno, saw_buffer;
-} opt = { .uid = OPENSNOOP_NO_UID, .accmode = -1, .ring_bytes = OPENSNOOP_RINGBUF_DEFAULT };
+} opt = { .uid = OPENSNOOP_NO_UID, .accmode = -1, .ring_bytes = OPENSNOOP_RINGBUF_DEFAULT,
+	    .rows = DEFAULT_ROWS };
 
 static struct opensnoop_bpf *skel;
 static struct ring_buffer *rb;
 static struct output *events_out;
+static struct kernel_layout layout;
+static struct keyed_hist keyed;
+static struct drain drain;
 
 static const struct argp_option options[] = {
 	{ "print-uid", 'U', NULL, 0, "Show the UID column", 0 },
@@ -44,6 +57,11 @@ static const struct argp_option options[] = {
 	{ "buffer-size", 'b', "BYTES", 0,
 	  "Ring buffer size, a power of two (K and M suffixes; default 4M)", 0 },
 	{ "duration", 'd', "SECONDS", OPTION_HIDDEN, "Same as --duration (bcc's -d)", 0 },
+	{ "count", 'C', NULL, 0, "No events: count opens in the kernel, print a top list per interval", 0 },
+	{ "by", OPT_BY, "KEY", 0, "With -C: count by process (default), file or errno", 0 },
+	{ "rows", 'r', "N", 0, "With -C: print the top N rows (default 20)", 0 },
+	{ "latency", 'L', NULL, 0, "No events: histogram of open latency (entry to exit)", 0 },
+	{ "per-process", 'P', NULL, 0, "With -L: one histogram per process", 0 },
 	{},
 };
 
@@ -155,6 +173,28 @@ static int parse_buffer(const char *arg, struct run_config *rc)
 	return 0;
 }
 
+static int set_mode(enum opensnoop_mode mode, struct run_config *rc)
+{
+	if (opt.mode != OPENSNOOP_EVENTS && opt.mode != mode)
+		return cli_error(rc, "-C and -L cannot be combined");
+	opt.mode = mode;
+	return 0;
+}
+
+static int parse_by(const char *arg, struct run_config *rc)
+{
+	static const char *const names[] = { "process", "file", "errno" };
+
+	opt.saw_by = true;
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(arg, names[i])) {
+			opt.by = (enum opensnoop_by)i;
+			return 0;
+		}
+	}
+	return cli_error(rc, "invalid --by '%s': expected process, file or errno", arg);
+}
+
 static int parse(int key, char *arg, struct run_config *rc)
 {
 	switch (key) {
@@ -165,6 +205,15 @@ static int parse(int key, char *arg, struct run_config *rc)
 	case OPT_ERRNO: return parse_errno(arg, rc);
 	case 'f': return parse_flag(arg, rc);
 	case 'b': return parse_buffer(arg, rc);
+	case 'C': return set_mode(OPENSNOOP_COUNT, rc);
+	case 'L': return set_mode(OPENSNOOP_LATENCY, rc);
+	case 'P': opt.per_process = true; return 0;
+	case OPT_BY: return parse_by(arg, rc);
+	case 'r':
+		opt.saw_rows = true;
+		if (parse_count(arg, &opt.rows) || opt.rows > OPENSNOOP_MAX_KEYS)
+			return cli_error(rc, "invalid row count '%s': expected 1 to %d", arg, OPENSNOOP_MAX_KEYS);
+		return 0;
 	case 'd':
 		if (rc->duration)
 			return cli_error(rc, "option '--duration' given twice");
@@ -178,16 +227,35 @@ static int parse(int key, char *arg, struct run_config *rc)
 
 static int validate(struct run_config *rc)
 {
-	if (rc->interval)
-		return cli_error(rc, "opensnoop prints each open as it happens: no interval "
-				 "(use --duration to stop after a time)");
+	if (opt.mode == OPENSNOOP_EVENTS && rc->interval)
+		return cli_error(rc, "opensnoop prints each open as it happens: no interval without "
+				 "-C or -L (use --duration to stop after a time)");
+	if (opt.mode != OPENSNOOP_COUNT && (opt.saw_by || opt.saw_rows))
+		return cli_error(rc, "--by and -r go with -C");
+	if (opt.mode != OPENSNOOP_LATENCY && opt.per_process)
+		return cli_error(rc, "-P goes with -L");
+	if (opt.mode != OPENSNOOP_EVENTS && (opt.print_uid || opt.extended || opt.saw_buffer))
+		return cli_error(rc, "-U, -e and -b go with the per-open events, not -C or -L");
 	return 0;
+}
+
+/* -C by process and -L -P name a process by its leader: kernel offsets. */
+static bool names_processes(void)
+{
+	return (opt.mode == OPENSNOOP_COUNT && opt.by == BY_PROCESS) ||
+	       (opt.mode == OPENSNOOP_LATENCY && opt.per_process);
 }
 
 static int features(const struct run_config *rc)
 {
-	(void)rc;
 	opt.task_storage = probe_task_storage();
+	if (!names_processes())
+		return 0;
+	if (kernel_layout_load(&layout, rc->btf_path) == 0)
+		check_row("process names", CHECK_OK, "kernel struct offsets from BTF");
+	else
+		check_row("process names", CHECK_FALLBACK,
+			  "no kernel BTF: a process is named by the thread that opened");
 	return 0;
 }
 
@@ -196,6 +264,10 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	skel = opensnoop_bpf__open_opts(tool_open_opts(rc));
 	if (!skel)
 		return NULL;
+	skel->rodata->mode = (__u8)opt.mode;
+	skel->rodata->count_by = (__u8)opt.by;
+	skel->rodata->per_process = opt.per_process;
+	skel->rodata->layout = layout;
 	skel->rodata->filter_uid = opt.uid;
 	skel->rodata->failed_only = opt.failed_only;
 	skel->rodata->filter_errno = opt.err;
@@ -205,7 +277,23 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	skel->rodata->use_task_storage = opt.task_storage;
 	if (opt.task_storage)
 		bpf_map__set_max_entries(skel->maps.start_tid, (__u32)libbpf_num_possible_cpus());
-	bpf_map__set_max_entries(skel->maps.events, opt.ring_bytes);
+	/* Size down what this mode does not use. */
+	bpf_map__set_max_entries(skel->maps.events,
+				 opt.mode == OPENSNOOP_EVENTS ? opt.ring_bytes : (__u32)getpagesize());
+	if (opt.mode != OPENSNOOP_COUNT || opt.by == BY_FILE) {
+		bpf_map__set_max_entries(skel->maps.counts_a, 1);
+		bpf_map__set_max_entries(skel->maps.counts_b, 1);
+	}
+	if (opt.mode != OPENSNOOP_COUNT || opt.by != BY_FILE) {
+		bpf_map__set_max_entries(skel->maps.file_counts_a, 1);
+		bpf_map__set_max_entries(skel->maps.file_counts_b, 1);
+	}
+	if (!opt.per_process) {
+		bpf_map__set_max_entries(skel->maps.hists_a, 1);
+		bpf_map__set_max_entries(skel->maps.hists_b, 1);
+	}
+	if (!names_processes())
+		bpf_map__set_max_entries(skel->maps.names, 1);
 	return skel->skeleton;
 }
 
@@ -273,9 +361,33 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* -C and -L: the per-key maps (if any) and the interval drain. */
+static int setup_intervals(void)
+{
+	struct keyed_hist *k = NULL;
+	int err = 0;
+
+	if (opt.mode == OPENSNOOP_COUNT && opt.by == BY_FILE)
+		err = keyed_hist_init(k = &keyed, skel->maps.file_counts, skel->maps.file_counts_a,
+				      skel->maps.file_counts_b);
+	else if (opt.mode == OPENSNOOP_COUNT)
+		err = keyed_hist_init(k = &keyed, skel->maps.counts, skel->maps.counts_a,
+				      skel->maps.counts_b);
+	else if (opt.per_process)
+		err = keyed_hist_init(k = &keyed, skel->maps.hists, skel->maps.hists_a,
+				      skel->maps.hists_b);
+	if (!err)
+		err = drain_init(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur, k);
+	if (err)
+		diag_error("cannot set up the interval maps: %s", strerror(-err));
+	return err;
+}
+
 static int loaded(const struct run_config *rc, struct output *out)
 {
 	events_out = out;
+	if (opt.mode != OPENSNOOP_EVENTS)
+		return setup_intervals();
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
 	if (!rb) {
 		diag_error("cannot open the ring buffer: %s", strerror(errno));
@@ -301,7 +413,145 @@ static struct ring_buffer *events(void)
 
 static bool streams_events(void)
 {
-	return true;
+	return opt.mode == OPENSNOOP_EVENTS;
+}
+
+static int by_opens(const void *a, const void *b)
+{
+	const struct opensnoop_count *x = a, *y = b;
+
+	return x->opens != y->opens ? (x->opens > y->opens ? -1 : 1) : 0;
+}
+
+/* keyed_sort() compares keys; the top list sorts by value: an index. */
+static const struct keyed_snapshot *sorting;
+
+static int by_value(const void *a, const void *b)
+{
+	return by_opens(keyed_value(sorting, *(const size_t *)a), keyed_value(sorting, *(const size_t *)b));
+}
+
+static void row_text(FILE *f, const void *key, const struct opensnoop_count *c)
+{
+	const struct opensnoop_key *k = key;
+	const char *name;
+
+	fprintf(f, "%-8llu %-8llu ", (unsigned long long)c->opens, (unsigned long long)c->failed);
+	if (opt.by == BY_PROCESS) {
+		fprintf(f, "%-7u ", k->pid);
+		escape_text(f, c->comm, sizeof(c->comm));
+	} else if (opt.by == BY_ERRNO) {
+		name = k->err ? strerrorname_np(k->err) : NULL;
+		fprintf(f, "%-5d %s", k->err, k->err ? (name ? name : "?") : "(success)");
+	} else if (((const struct opensnoop_file_key *)key)->path[0]) {
+		escape_text(f, ((const struct opensnoop_file_key *)key)->path, OPENSNOOP_PATH_MAX);
+	} else {
+		fputs("[unreadable]", f);
+	}
+	fputc('\n', f);
+}
+
+static void row_json(struct json *j, const void *key, const struct opensnoop_count *c)
+{
+	const struct opensnoop_key *k = key;
+
+	json_open(j, NULL, '{');
+	if (opt.by == BY_PROCESS) {
+		json_u64(j, "pid", k->pid);
+		json_strn(j, "comm", c->comm, sizeof(c->comm));
+	} else if (opt.by == BY_ERRNO) {
+		json_i64(j, "errno", k->err);
+	} else {
+		json_strn(j, "path", ((const struct opensnoop_file_key *)key)->path, OPENSNOOP_PATH_MAX);
+	}
+	json_u64(j, "opens", c->opens);
+	json_u64(j, "failed", c->failed);
+	json_close(j, '}');
+}
+
+static const char *const by_names[] = { "process", "file", "errno" };
+
+static void report_counts(struct output *o, struct keyed_snapshot *snap, __u64 lost)
+{
+	static const char *const heads[] = { "PID     COMM", "PATH", "ERRNO NAME" };
+	size_t n = snap->n < (size_t)opt.rows ? snap->n : (size_t)opt.rows;
+	__u64 total = 0;
+	struct json j;
+
+	sorting = snap;
+	qsort(snap->order, snap->n, sizeof(*snap->order), by_value);
+	for (size_t i = 0; i < snap->n; i++)
+		total += ((const struct opensnoop_count *)keyed_value(snap, i))->opens;
+	if (!o->json) {
+		fprintf(o->f, "%-8s %-8s %s\n", "OPENS", "FAILED", heads[opt.by]);
+		for (size_t i = 0; i < n; i++)
+			row_text(o->f, keyed_key(snap, i), keyed_value(snap, i));
+		fprintf(o->f, "%llu opens by %zu %s%s", (unsigned long long)total, snap->n,
+			opt.by == BY_PROCESS ? "processes" : opt.by == BY_FILE ? "files" : "results",
+			snap->n > n ? " (top rows shown)" : "");
+		if (lost)
+			fprintf(o->f, "; %llu not counted: more than %d keys", (unsigned long long)lost,
+				OPENSNOOP_MAX_KEYS);
+		fputs("\n\n", o->f);
+		return;
+	}
+	output_json_begin(o, &j);
+	json_str(&j, "by", by_names[opt.by]);
+	json_u64(&j, "total", total);
+	json_u64(&j, "keys", snap->n);
+	json_u64(&j, "lost", lost);
+	json_open(&j, "rows", '[');
+	for (size_t i = 0; i < n; i++)
+		row_json(&j, keyed_key(snap, i), keyed_value(snap, i));
+	json_close(&j, ']');
+	json_end(&j);
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct opensnoop_key *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static void report_latency(struct output *o, struct keyed_snapshot *snap, const struct hist_interval *iv)
+{
+	struct hist_extra x = { .errors = true, .lost = -1, .unmatched = -1 };
+	char comm[FILTER_COMM_LEN + 1];
+
+	if (!opt.per_process || !snap->n) {
+		output_hist(o, NULL, 0, &iv->hist, &x);
+		return;
+	}
+	x.lost = (long long)iv->lost_keys;
+	keyed_sort(snap, by_pid);
+	for (size_t i = 0; i < snap->n; i++) {
+		const struct opensnoop_key *k = keyed_key(snap, i);
+		struct key_field key[2] = { KEY_UINT("pid", k->pid), KEY_STRING("comm", comm) };
+
+		keyed_process_name(bpf_map__fd(skel->maps.names), k->pid, comm, sizeof(comm));
+		output_hist(o, key, 2, keyed_value(snap, i), &x);
+	}
+}
+
+static int report(struct output *out)
+{
+	bool keyed_mode = opt.mode == OPENSNOOP_COUNT || opt.per_process;
+	struct keyed_snapshot snap = {};
+	struct hist_interval iv;
+	int err;
+
+	if (opt.mode == OPENSNOOP_EVENTS)
+		return 0;
+	err = drain_interval(&drain, &iv, keyed_mode ? &snap : NULL);
+	if (err)
+		diag_error("cannot read the counts: %s", strerror(-err));
+	else if (opt.mode == OPENSNOOP_COUNT)
+		report_counts(out, &snap, iv.lost_keys);
+	else
+		report_latency(out, &snap, &iv);
+	keyed_snapshot_free(&snap);
+	return err;
 }
 
 static void finish(struct output *out)
@@ -309,6 +559,8 @@ static void finish(struct output *out)
 	const struct opensnoop_totals *t = &skel->bss->totals;
 	struct json j;
 
+	if (opt.mode != OPENSNOOP_EVENTS)
+		return;
 	ring_buffer__consume(rb);
 	if (!out->json) {
 		fprintf(stderr, "%llu opens traced; %llu lost (ring buffer full: try a larger -b); "
@@ -331,6 +583,7 @@ static void finish(struct output *out)
 static void close_bpf(void)
 {
 	ring_buffer__free(rb);
+	drain_close(&drain);
 	opensnoop_bpf__destroy(skel);
 }
 
@@ -349,9 +602,12 @@ static const struct tool opensnoop = {
 	       "  opensnoop -n nginx -T   # processes named nginx, with times\n"
 	       "  opensnoop -f O_CREAT    # opens that create\n"
 	       "  opensnoop --errno EACCES -U  # permission denied, with the UID\n"
-	       "  opensnoop -j --duration 10   # JSON, for 10 seconds\n",
+	       "  opensnoop -j --duration 10   # JSON, for 10 seconds\n"
+	       "  opensnoop -C 5          # which processes open the most, every 5 s\n"
+	       "  opensnoop -C --by file -r 10  # the 10 files opened most\n"
+	       "  opensnoop -L -P         # open latency per process\n",
 	.banner = banner,
-	.shared = SHARED_FILTERS,
+	.shared = SHARED_FILTERS | SHARED_UNITS,
 	.options = options,
 	.parse = parse,
 	.validate = validate,
@@ -362,6 +618,7 @@ static const struct tool opensnoop = {
 	.loaded = loaded,
 	.events = events,
 	.streams_events = streams_events,
+	.report = report,
 	.finish = finish,
 	.close = close_bpf,
 };

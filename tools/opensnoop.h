@@ -4,10 +4,39 @@
 #define OPENSNOOP_H
 
 #include "filter.h"
+#include "kernel_layout.h"
 
 #define OPENSNOOP_PATH_MAX 256		/* bytes of a path kept, with its NUL */
 #define OPENSNOOP_RINGBUF_DEFAULT (4 * 1024 * 1024)
 #define OPENSNOOP_NO_UID 0xFFFFFFFFU
+
+enum opensnoop_mode {
+	OPENSNOOP_EVENTS,	/* one event per open */
+	OPENSNOOP_COUNT,	/* -C: counts per key, a top list each interval */
+	OPENSNOOP_LATENCY,	/* -L: latency histogram (per process with -P) */
+};
+
+/* What -C counts by. */
+enum opensnoop_by { BY_PROCESS, BY_FILE, BY_ERRNO };
+
+#define OPENSNOOP_MAX_KEYS 4096
+
+/* -C by process (err 0) or by errno (pid 0); -L -P (err 0). */
+struct opensnoop_key {
+	__u32 pid;
+	__s32 err;
+};
+
+/* -C --by file: the path as given (unreadable: empty). */
+struct opensnoop_file_key {
+	char path[OPENSNOOP_PATH_MAX];
+};
+
+struct opensnoop_count {
+	__u64 opens;
+	__u64 failed;
+	char comm[FILTER_COMM_LEN];	/* by process: the process's name */
+};
 
 /* Which open syscall an event came from (start.arg[2] at entry). */
 enum opensnoop_call { CALL_OPEN, CALL_OPENAT, CALL_OPENAT2 };

@@ -295,16 +295,6 @@ static void fd_path(const struct readlat_key *k, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-static void process_name(__u32 pid, char *comm, size_t len)
-{
-	char name[FILTER_COMM_LEN] = {};
-
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.names), &pid, name))
-		snprintf(comm, len, "?");
-	else
-		snprintf(comm, len, "%.*s", FILTER_COMM_LEN, name);
-}
-
 static struct hist_extra interval_extra(const struct hist_interval *iv)
 {
 	struct hist_extra x = { .errors = true, .lost = -1, .unmatched = -1 };
@@ -332,7 +322,7 @@ static int report_keyed(struct output *out, struct keyed_snapshot *snap, const s
 			KEY_STRING("path", path),
 		};
 
-		process_name(k->pid, comm, sizeof(comm));
+		keyed_process_name(bpf_map__fd(skel->maps.names), k->pid, comm, sizeof(comm));
 		if (opt.mode == READLAT_PER_FD)
 			fd_path(k, path, sizeof(path));
 		output_hist(out, key, opt.mode == READLAT_PER_FD ? 4 : 2, keyed_value(snap, i), x);

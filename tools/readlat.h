@@ -14,7 +14,7 @@ enum readlat_mode {
 };
 
 #define READLAT_MAX_KEYS 4096
-#define READLAT_MAX_NAMES (2 * READLAT_MAX_KEYS)
+#define READLAT_MAX_FILES (2 * READLAT_MAX_KEYS)
 #define READLAT_RINGBUF_BYTES (256 * 1024)
 
 /* One histogram of -P (fd = -1, no file) or -F. */

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Keyed aggregates (a histogram or counters per process, file, disk...):
+ * a preallocated hash map reached through a one-slot ARRAY_OF_MAPS; user
+ * space swaps the inner map each interval (the update waits for running
+ * programs via synchronize_rcu) and drains the retired one (common/keyed.c).
+ * Preallocated: a run-time allocated hash in a tracing program makes
+ * 5.12-6.0 kernels print a WARN and PREEMPT_RT kernels refuse the load.
+ */
+#ifndef KEYED_BPF_H
+#define KEYED_BPF_H
+
+/* Inner hash map; declare two, plus the outer slot. */
+#define KEYED_MAP(name, key_type, value_type, entries)			\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_HASH);			\
+		__uint(max_entries, entries);				\
+		__type(key, key_type);					\
+		__type(value, value_type);				\
+	} name SEC(".maps")
+
+#define KEYED_SLOT(name, inner)						\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);		\
+		__uint(max_entries, 1);					\
+		__type(key, __u32);					\
+		__array(values, inner);					\
+	} name SEC(".maps")
+
+/* The value for @key in the current inner map, created from @zero on
+ * first use (*created then); NULL when the map is full. */
+static __always_inline void *keyed_get(void *slot, const void *key, const void *zero, bool *created)
+{
+	__u32 slot_key = 0;
+	void *inner, *v;
+
+	*created = false;
+	inner = bpf_map_lookup_elem(slot, &slot_key);
+	if (!inner)
+		return NULL;
+	v = bpf_map_lookup_elem(inner, key);
+	if (v)
+		return v;
+	*created = !bpf_map_update_elem(inner, key, zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(inner, key);
+}
+
+#endif /* KEYED_BPF_H */

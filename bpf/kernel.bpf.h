@@ -67,24 +67,15 @@ static __always_inline bool file_identity(void *file, __u32 *dev, __u64 *ino)
 	return true;
 }
 
-/* @out's identity and its path up to the root of the mount tree, leaf
+/* The path of (@vfsmnt, @dentry) up to the root of the mount tree, leaf
  * first, one slot per step of the walk: a step that crosses from a mount's
  * root to where it is mounted leaves its slot empty. out->truncated when
  * the walk did not reach the root in FILE_NAME_DEPTH steps. */
-static __always_inline void file_name_fill(void *file, struct file_name *out)
+static __always_inline void path_name_fill(void *vfsmnt, void *dentry, struct file_name *out)
 {
-	void *inode, *sb, *vfsmnt, *mnt, *parent, *dentry, *d_parent, *root, *name;
+	void *mnt, *parent, *d_parent, *root, *name;
 	int i;
 
-	out->depth = 0;
-	out->truncated = 0;
-	if (!file_identity(file, &out->dev, &out->ino))
-		return;
-	inode = read_ptr(file, layout.file_inode);
-	sb = read_ptr(inode, layout.inode_sb);
-	bpf_probe_read_kernel(&out->magic, sizeof(out->magic), (char *)sb + layout.sb_magic);
-	vfsmnt = read_ptr(file, layout.file_path + layout.path_mnt);
-	dentry = read_ptr(file, layout.file_path + layout.path_dentry);
 	mnt = (char *)vfsmnt - layout.mount_mnt;
 	root = read_ptr(vfsmnt, layout.vfsmount_root);
 	for (i = 0; i < FILE_NAME_DEPTH; i++) {
@@ -108,6 +99,40 @@ static __always_inline void file_name_fill(void *file, struct file_name *out)
 	}
 	out->depth = i;
 	out->truncated = i == FILE_NAME_DEPTH;
+}
+
+/* @file's identity and path (see path_name_fill). */
+static __always_inline void file_name_fill(void *file, struct file_name *out)
+{
+	void *inode, *sb;
+
+	out->depth = 0;
+	out->truncated = 0;
+	if (!file_identity(file, &out->dev, &out->ino))
+		return;
+	inode = read_ptr(file, layout.file_inode);
+	sb = read_ptr(inode, layout.inode_sb);
+	bpf_probe_read_kernel(&out->magic, sizeof(out->magic), (char *)sb + layout.sb_magic);
+	path_name_fill(read_ptr(file, layout.file_path + layout.path_mnt),
+		       read_ptr(file, layout.file_path + layout.path_dentry), out);
+}
+
+/* The current task's working directory, as a path (ino 0 if unknown). */
+static __always_inline void cwd_name_fill(struct file_name *out)
+{
+	void *fs;
+
+	out->depth = 0;
+	out->truncated = 0;
+	out->ino = 0;
+	if (!layout.valid)
+		return;
+	fs = read_ptr((void *)bpf_get_current_task(), layout.task_fs);
+	if (!fs)
+		return;
+	out->ino = 1;		/* known; the walk fills the name */
+	path_name_fill(read_ptr(fs, layout.fs_pwd + layout.path_mnt),
+		       read_ptr(fs, layout.fs_pwd + layout.path_dentry), out);
 }
 
 #endif /* KERNEL_BPF_H */

@@ -17,6 +17,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u8 mode = OPENSNOOP_EVENTS;
 const volatile __u8 count_by = BY_PROCESS;
 const volatile bool per_process = false;	/* -L -P */
+const volatile bool full_path = false;		/* -F */
 
 /* Filters beyond filter.bpf.h's, set before load. */
 const volatile __u32 filter_uid = OPENSNOOP_NO_UID;
@@ -68,7 +69,8 @@ static __always_inline bool uid_traced(void)
 	return filter_uid == OPENSNOOP_NO_UID || (__u32)bpf_get_current_uid_gid() == filter_uid;
 }
 
-static __always_inline int on_enter(__u64 filename, __u64 flags, __u64 mode, enum opensnoop_call call)
+static __always_inline int on_enter(__s64 dfd, __u64 filename, __u64 flags, __u64 mode,
+				    enum opensnoop_call call)
 {
 	struct start *s;
 
@@ -77,10 +79,10 @@ static __always_inline int on_enter(__u64 filename, __u64 flags, __u64 mode, enu
 	s = start_begin(bpf_ktime_get_ns());
 	if (!s)
 		return 0;
-	s->fd = (__s32)call;
+	s->fd = (__s32)dfd;
 	s->arg[ARG_FILENAME] = filename;
 	s->arg[ARG_FLAGS] = flags;	/* openat2: the address of its struct open_how */
-	s->arg[ARG_MODE] = mode;
+	s->arg[ARG_MODE_CALL] = (__u32)mode | (__u64)call << 32;
 	return 0;
 }
 
@@ -119,13 +121,30 @@ static __always_inline void read_path(struct opensnoop_event *e, const char *fil
 	}
 }
 
+/* -F: where a relative path starts: the dirfd's directory, or the cwd;
+ * read at the exit (a chdir by another thread during the open shows). */
+static __always_inline void fill_dir(struct opensnoop_full_event *f, __s32 dfd)
+{
+	f->dir.ino = 0;
+	f->dir.depth = 0;
+	if (f->e.path_state == PATH_UNREADABLE || f->e.path[0] == '/')
+		return;
+	if (dfd == OPENSNOOP_AT_FDCWD)
+		cwd_name_fill(&f->dir);
+	else
+		file_name_fill(task_fd_file(dfd), &f->dir);
+}
+
 static __always_inline void emit(const struct start *s, __u64 now, long ret, __u32 flags,
 				 __u32 mode_arg)
 {
 	struct opensnoop_event *e;
 	__u64 id, wakeup;
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (full_path)
+		e = bpf_ringbuf_reserve(&events, sizeof(struct opensnoop_full_event), 0);
+	else
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&totals.lost, 1);
 		return;
@@ -140,6 +159,8 @@ static __always_inline void emit(const struct start *s, __u64 now, long ret, __u
 	e->mode = mode_arg;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	read_path(e, (const char *)s->arg[ARG_FILENAME]);
+	if (full_path)
+		fill_dir((struct opensnoop_full_event *)e, s->fd);
 	wakeup = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 		 BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(e, wakeup);
@@ -222,9 +243,9 @@ static __always_inline void time_open(__u64 lat_ns, long ret)
 static __always_inline void open_done(struct start *s, __u64 now, long ret)
 {
 	struct open_how_abi how = {};
-	__u32 flags = (__u32)s->arg[ARG_FLAGS], mode_arg = (__u32)s->arg[ARG_MODE];
+	__u32 flags = (__u32)s->arg[ARG_FLAGS], mode_arg = (__u32)s->arg[ARG_MODE_CALL];
 
-	if (s->fd == CALL_OPENAT2) {
+	if (s->arg[ARG_MODE_CALL] >> 32 == CALL_OPENAT2) {
 		bpf_probe_read_user(&how, sizeof(how), (const void *)s->arg[ARG_FLAGS]);
 		flags = (__u32)how.flags;
 		mode_arg = (__u32)how.mode;
@@ -274,19 +295,19 @@ int signal_deliver(struct signal_deliver_ctx *ctx)
 SEC("tp/syscalls/sys_enter_open")
 int enter_open(struct syscall_enter_ctx *ctx)
 {
-	return on_enter(ctx->args[0], ctx->args[1], ctx->args[2], CALL_OPEN);
+	return on_enter(OPENSNOOP_AT_FDCWD, ctx->args[0], ctx->args[1], ctx->args[2], CALL_OPEN);
 }
 
 SEC("tp/syscalls/sys_enter_openat")
 int enter_openat(struct syscall_enter_ctx *ctx)
 {
-	return on_enter(ctx->args[1], ctx->args[2], ctx->args[3], CALL_OPENAT);
+	return on_enter((__s32)ctx->args[0], ctx->args[1], ctx->args[2], ctx->args[3], CALL_OPENAT);
 }
 
 SEC("tp/syscalls/sys_enter_openat2")
 int enter_openat2(struct syscall_enter_ctx *ctx)
 {
-	return on_enter(ctx->args[1], ctx->args[2], 0, CALL_OPENAT2);
+	return on_enter((__s32)ctx->args[0], ctx->args[1], ctx->args[2], 0, CALL_OPENAT2);
 }
 
 SEC("tp/syscalls/sys_exit_open")

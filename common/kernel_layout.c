@@ -38,6 +38,8 @@ static const struct want wants[] = {
 	WANT("task_struct", "group_leader", task_group_leader),
 	WANT("task_struct", "comm", task_comm),
 	WANT("task_struct", "files", task_files),
+	WANT("task_struct", "fs", task_fs),
+	WANT("fs_struct", "pwd", fs_pwd),
 	WANT("files_struct", "fdt", files_fdt),
 	WANT("fdtable", "max_fds", fdt_max_fds),
 	WANT("fdtable", "fd", fdt_fd),

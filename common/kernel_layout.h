@@ -14,7 +14,8 @@
 /* Byte offsets; valid = 0 when the kernel BTF was not available. */
 struct kernel_layout {
 	__u32 valid;
-	__u32 task_group_leader, task_comm, task_files;
+	__u32 task_group_leader, task_comm, task_files, task_fs;
+	__u32 fs_pwd;
 	__u32 files_fdt, fdt_max_fds, fdt_fd;
 	__u32 file_path, file_inode;
 	__u32 path_mnt, path_dentry;

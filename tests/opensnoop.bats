@@ -304,7 +304,38 @@ EOF_CASES
 -C --by disk|invalid --by 'disk'
 -C -r 0|invalid row count '0'
 -P|-P goes with -L
--C -U|-U, -e and -b go with the per-open events
--L -b 64K|-U, -e and -b go with the per-open events
+-C -U|-U, -e, -F and -b go with the per-open events
+-L -b 64K|-U, -e, -F and -b go with the per-open events
 EOF_CASES
+}
+
+@test "-F: a relative path joined to the cwd or to the dirfd's directory" {
+	mkdir -p "$T/d/sub"
+	echo c > "$T/d/sub/three"
+	(cd "$T/d" && start_opens A --file one --file sub/three --opens 2 && echo "$A_PID" > "$T/A.pid")
+	A_PID=$(cat "$T/A.pid")
+	start_tool opensnoop -j -F -p "$A_PID"
+	go
+	finish
+	tool_wait
+	[ "$(count_path "$T/d/one")" -eq 2 ]
+	[ "$(count_path "$T/d/sub/three")" -eq 2 ]
+
+	rm -f "$T/go" "$T/hold"
+	start_opens B --dir "$T/d/sub" --file three --file ../one --opens 3 --call openat2
+	start_tool opensnoop -F -p "$B_PID"
+	go
+	wait_loads B
+	tool_wait
+	[ "$(grep -c " $T/d/sub/three\$" "$T/out")" -eq 3 ]
+	[ "$(grep -c " $T/d/sub/../one\$" "$T/out")" -eq 3 ]
+
+	# without -F the paths are as given
+	rm -f "$T/go" "$T/hold"
+	start_opens C --dir "$T/d/sub" --file three --opens 1
+	start_tool opensnoop -j -p "$C_PID"
+	go
+	wait_loads C
+	tool_wait
+	[ "$(count_path three)" -eq 1 ]
 }

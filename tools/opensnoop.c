@@ -11,6 +11,7 @@
 #include "diag.h"
 #include "drain.h"
 #include "escape.h"
+#include "filenames.h"
 #include "keyed.h"
 #include "probe.h"
 #include "tool.h"
@@ -28,7 +29,7 @@ static struct {
 	enum opensnoop_mode mode;
 	enum opensnoop_by by;
 	long rows;
-	bool per_process, saw_by, saw_rows;
+	bool per_process, saw_by, saw_rows, full_path;
 	bool print_uid, extended, failed_only, task_storage;
 	__u32 uid;			/* OPENSNOOP_NO_UID: any */
 	int err;			/* --errno, 0: any */
@@ -55,8 +56,10 @@ static const struct argp_option options[] = {
 	{ "flag", 'f', "FLAG", OPTION_REPEATABLE,
 	  "Only opens with this flag (O_CREAT, O_WRONLY, ...); repeatable: all of them", 0 },
 	{ "buffer-size", 'b', "BYTES", 0,
-	  "Ring buffer size, a power of two (K and M suffixes; default 4M)", 0 },
+	  "Ring buffer size, a power of two (K and M suffixes; default 1M)", 0 },
 	{ "duration", 'd', "SECONDS", OPTION_HIDDEN, "Same as --duration (bcc's -d)", 0 },
+	{ "full-path", 'F', NULL, 0,
+	  "Absolute paths: a relative one joined to its directory (the dirfd's, or the cwd)", 0 },
 	{ "count", 'C', NULL, 0, "No events: count opens in the kernel, print a top list per interval", 0 },
 	{ "by", OPT_BY, "KEY", 0, "With -C: count by process (default), file or errno", 0 },
 	{ "rows", 'r', "N", 0, "With -C: print the top N rows (default 20)", 0 },
@@ -208,6 +211,7 @@ static int parse(int key, char *arg, struct run_config *rc)
 	case 'C': return set_mode(OPENSNOOP_COUNT, rc);
 	case 'L': return set_mode(OPENSNOOP_LATENCY, rc);
 	case 'P': opt.per_process = true; return 0;
+	case 'F': opt.full_path = true; return 0;
 	case OPT_BY: return parse_by(arg, rc);
 	case 'r':
 		opt.saw_rows = true;
@@ -234,12 +238,14 @@ static int validate(struct run_config *rc)
 		return cli_error(rc, "--by and -r go with -C");
 	if (opt.mode != OPENSNOOP_LATENCY && opt.per_process)
 		return cli_error(rc, "-P goes with -L");
-	if (opt.mode != OPENSNOOP_EVENTS && (opt.print_uid || opt.extended || opt.saw_buffer))
-		return cli_error(rc, "-U, -e and -b go with the per-open events, not -C or -L");
+	if (opt.mode != OPENSNOOP_EVENTS && (opt.print_uid || opt.extended || opt.saw_buffer ||
+					     opt.full_path))
+		return cli_error(rc, "-U, -e, -F and -b go with the per-open events, not -C or -L");
 	return 0;
 }
 
-/* -C by process and -L -P name a process by its leader: kernel offsets. */
+/* -C by process and -L -P name a process by its leader, -F walks the
+ * directory of a relative path: kernel offsets. */
 static bool names_processes(void)
 {
 	return (opt.mode == OPENSNOOP_COUNT && opt.by == BY_PROCESS) ||
@@ -249,13 +255,14 @@ static bool names_processes(void)
 static int features(const struct run_config *rc)
 {
 	opt.task_storage = probe_task_storage();
-	if (!names_processes())
+	if (!names_processes() && !opt.full_path)
 		return 0;
 	if (kernel_layout_load(&layout, rc->btf_path) == 0)
-		check_row("process names", CHECK_OK, "kernel struct offsets from BTF");
+		check_row("process and directory names", CHECK_OK, "kernel struct offsets from BTF");
 	else
-		check_row("process names", CHECK_FALLBACK,
-			  "no kernel BTF: a process is named by the thread that opened");
+		check_row("process and directory names", CHECK_FALLBACK,
+			  "no kernel BTF: a process is named by the thread that opened, -F leaves "
+			  "relative paths as given");
 	return 0;
 }
 
@@ -267,6 +274,7 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	skel->rodata->mode = (__u8)opt.mode;
 	skel->rodata->count_by = (__u8)opt.by;
 	skel->rodata->per_process = opt.per_process;
+	skel->rodata->full_path = opt.full_path;
 	skel->rodata->layout = layout;
 	skel->rodata->filter_uid = opt.uid;
 	skel->rodata->failed_only = opt.failed_only;
@@ -297,7 +305,26 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	return skel->skeleton;
 }
 
-static void print_text(struct output *o, const struct opensnoop_event *e)
+/* The path to show: with -F a relative one joined to its directory. */
+static const char *shown_path(const struct opensnoop_event *e, size_t size, char *buf, size_t len)
+{
+	const struct opensnoop_full_event *f = (const void *)e;
+	size_t at;
+
+	if (!opt.full_path || size < sizeof(*f) || !f->dir.ino || e->path_state == PATH_UNREADABLE) {
+		snprintf(buf, len, "%.*s", OPENSNOOP_PATH_MAX, e->path);
+		return buf;
+	}
+	file_name_format(&f->dir, buf, len);
+	at = strlen(buf);
+	snprintf(buf + at, len - at, "%s%.*s", at && buf[at - 1] == '/' ? "" : "/",
+		 OPENSNOOP_PATH_MAX, e->path);
+	return buf;
+}
+
+#define SHOWN_PATH_MAX (FILENAME_LABEL_MAX + OPENSNOOP_PATH_MAX + 2)
+
+static void print_text(struct output *o, const struct opensnoop_event *e, const char *path)
 {
 	char comm[4 * FILTER_COMM_LEN + 1];
 	long fd = e->ret >= 0 ? e->ret : -1, err = e->ret >= 0 ? 0 : -e->ret;
@@ -314,11 +341,11 @@ static void print_text(struct output *o, const struct opensnoop_event *e)
 		fputs("[unreadable]\n", o->f);
 		return;
 	}
-	escape_text(o->f, e->path, sizeof(e->path));
+	escape_text(o->f, path, SHOWN_PATH_MAX);
 	fputs(e->path_state == PATH_TRUNCATED ? "... [truncated]\n" : "\n", o->f);
 }
 
-static void print_json(struct output *o, const struct opensnoop_event *e)
+static void print_json(struct output *o, const struct opensnoop_event *e, const char *path)
 {
 	struct json j;
 
@@ -339,7 +366,7 @@ static void print_json(struct output *o, const struct opensnoop_event *e)
 		fputs("null", o->f);
 		json_bool(&j, "unreadable", true);
 	} else {
-		json_strn(&j, "path", e->path, sizeof(e->path));
+		json_strn(&j, "path", path, SHOWN_PATH_MAX);
 		if (e->path_state == PATH_TRUNCATED)
 			json_bool(&j, "truncated", true);
 	}
@@ -349,15 +376,17 @@ static void print_json(struct output *o, const struct opensnoop_event *e)
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct output *o = events_out;
+	char path[SHOWN_PATH_MAX];
 
 	(void)ctx;
 	if (size < sizeof(struct opensnoop_event))
 		return 0;
+	shown_path(data, size, path, sizeof(path));
 	output_now(o);
 	if (o->json)
-		print_json(o, data);
+		print_json(o, data, path);
 	else
-		print_text(o, data);
+		print_text(o, data, path);
 	return 0;
 }
 
@@ -605,7 +634,8 @@ static const struct tool opensnoop = {
 	       "  opensnoop -j --duration 10   # JSON, for 10 seconds\n"
 	       "  opensnoop -C 5          # which processes open the most, every 5 s\n"
 	       "  opensnoop -C --by file -r 10  # the 10 files opened most\n"
-	       "  opensnoop -L -P         # open latency per process\n",
+	       "  opensnoop -L -P         # open latency per process\n"
+	       "  opensnoop -F            # absolute paths, also for relative opens\n",
 	.banner = banner,
 	.shared = SHARED_FILTERS | SHARED_UNITS,
 	.options = options,

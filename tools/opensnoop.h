@@ -7,7 +7,7 @@
 #include "kernel_layout.h"
 
 #define OPENSNOOP_PATH_MAX 256		/* bytes of a path kept, with its NUL */
-#define OPENSNOOP_RINGBUF_DEFAULT (4 * 1024 * 1024)
+#define OPENSNOOP_RINGBUF_DEFAULT (1024 * 1024)
 #define OPENSNOOP_NO_UID 0xFFFFFFFFU
 
 enum opensnoop_mode {
@@ -41,8 +41,8 @@ struct opensnoop_count {
 /* Which open syscall an event came from (start.arg[2] at entry). */
 enum opensnoop_call { CALL_OPEN, CALL_OPENAT, CALL_OPENAT2 };
 
-/* What the entry keeps in the start store's args. */
-enum { ARG_FILENAME, ARG_FLAGS, ARG_MODE };
+/* What the entry keeps in the start store's args (and the dirfd in fd). */
+enum { ARG_FILENAME, ARG_FLAGS, ARG_MODE_CALL };	/* mode | call << 32 */
 
 /* How the path was read at the syscall's exit. */
 enum opensnoop_path_state {
@@ -63,6 +63,15 @@ struct opensnoop_event {
 	char comm[FILTER_COMM_LEN];
 	char path[OPENSNOOP_PATH_MAX];
 };
+
+/* -F: the event, and the directory its relative path starts from (dir.ino
+ * 0: the path is absolute, or the directory could not be found). */
+struct opensnoop_full_event {
+	struct opensnoop_event e;
+	struct file_name dir;
+};
+
+#define OPENSNOOP_AT_FDCWD (-100)
 
 /* Counted for the closing line. */
 struct opensnoop_totals {

@@ -6,7 +6,9 @@
  * failed opens. The path can be placed where a tracer reading it at the
  * syscall's entry cannot: --cold puts it in a file-backed page dropped
  * before each open (not present until the kernel faults it in), --edge
- * ends it on the last byte of a page followed by an unmapped one.
+ * ends it on the last byte of a page followed by an unmapped one. With
+ * --dir DIR, openat(2) and openat2(2) resolve the paths against an fd of
+ * DIR instead of the working directory.
  *
  * It prints "pid=P" and waits for --go FILE (polling with access(), which
  * is not an open) so a tracer can attach first; after the opens it prints
@@ -37,6 +39,7 @@ static int flags = O_RDONLY;
 static enum place place = PLACE_PLAIN;
 static enum call call = CALL_OPENAT;
 static const char *go_file, *hold_file, *comm;
+static int dirfd = AT_FDCWD;
 
 static void wait_file(const char *path)
 {
@@ -54,9 +57,9 @@ static int do_open(const char *path)
 	case CALL_OPEN:
 		return (int)syscall(SYS_open, path, flags, 0600);
 	case CALL_OPENAT2:
-		return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+		return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	default:
-		return openat(AT_FDCWD, path, flags, 0600);
+		return openat(dirfd, path, flags, 0600);
 	}
 }
 
@@ -126,7 +129,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: openload --file PATH [--file PATH...] [--opens N] "
 		"[--call open|openat|openat2] [--flags creat|write|rdwr|...] [--cold|--edge] "
-		"[--comm NAME] [--go FILE] [--hold FILE]\n");
+		"[--dir DIR] [--comm NAME] [--go FILE] [--hold FILE]\n");
 	exit(2);
 }
 
@@ -156,6 +159,7 @@ int main(int argc, char **argv)
 		{ "comm", required_argument, NULL, 'n' },
 		{ "go", required_argument, NULL, 'g' },
 		{ "hold", required_argument, NULL, 'h' },
+		{ "dir", required_argument, NULL, 'D' },
 		{},
 	};
 	int c, failed;
@@ -174,6 +178,13 @@ int main(int argc, char **argv)
 		case 'n': comm = optarg; break;
 		case 'g': go_file = optarg; break;
 		case 'h': hold_file = optarg; break;
+		case 'D':
+			dirfd = open(optarg, O_RDONLY | O_DIRECTORY);
+			if (dirfd < 0) {
+				perror("openload: --dir");
+				return 1;
+			}
+			break;
 		default: usage();
 		}
 	}

@@ -3,7 +3,7 @@
 # writes bench/RESULTS.md. Included by the top-level Makefile.
 BENCH_DIR := $(OUTPUT)/bench
 BENCH_BPF := $(patsubst bench/%.bpf.c,$(BENCH_DIR)/%.bpf.o,$(wildcard bench/*.bpf.c))
-BENCH_BINS := $(BENCH_DIR)/readbench $(BENCH_DIR)/loader $(BENCH_DIR)/startup $(BENCH_DIR)/corelight
+BENCH_BINS := $(BENCH_DIR)/readbench $(BENCH_DIR)/openbench $(BENCH_DIR)/loader $(BENCH_DIR)/startup $(BENCH_DIR)/corelight
 
 $(BENCH_DIR):
 	$(Q)mkdir -p $@

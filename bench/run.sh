@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Benchmarks, side by side with the peers in one run, interleaved, repeated;
 # medians and ratios go to bench/RESULTS.md. Run as root: make bench.
-#   REPS (default 5), READS (default 400000) tune the run time.
+#   REPS (default 5), READS (default 400000), OPENS (default 150000) and
+#   LAT_RUNS (default 5) tune the run time.
 set -euo pipefail
 START=$SECONDS
 cd "$(dirname "$0")/.."
@@ -10,6 +11,9 @@ BUILD=${BUILD:-build}
 B=$BUILD/bench
 REPS=${REPS:-5}
 READS=${READS:-400000}
+OPENS=${OPENS:-150000}
+LAT_RUNS=${LAT_RUNS:-5}
+BT_LAT_RUNS=3	# bpftrace's latency runs: its start-up is long
 OUT=bench/RESULTS.md
 TMP=$(mktemp -d)
 WORK_CPU=1	# the workload runs here; tracers take the other core
@@ -78,6 +82,7 @@ PEER_ROWS="naive bpftrace syscount"
 # start_tracer CMD PATTERN: background it, wait until it says it attached.
 start_tracer() {
 	local cmd=$1 pat=$2 i
+	: >"$TMP/tr.out"	# not the last tracer's output: its pattern would match at once
 	if [ "$cmd" = "bpftrace -e BPFTRACE_HIST" ]; then
 		bpftrace -e "$BPFTRACE_HIST" >"$TMP/tr.out" 2>&1 &
 	else
@@ -249,7 +254,7 @@ startup_table() {
 			fi
 		done
 		f() { grep -oE "$1=[-0-9.]+" "$TMP/st" | cut -d= -f2 | median; }
-		[ "$name" = readlat ] && cp "$TMP/st" "$TMP/st.readlat"
+		case $name in readlat | opensnoop*) cp "$TMP/st" "$TMP/st.${name%% *}" ;; esac
 		printf '| %s | %.1f | %s | %.1f | %.1f | %d of %d |\n' "$name" "$(f attach_ms)" \
 			"$(awk -v v="$(f final_ms)" 'BEGIN { print (v < 0 ? "n/a (prints nothing)" : sprintf("%.1f", v)) }')" \
 			"$(f exit_ms)" "$(awk -v k="$(f rss_kb)" 'BEGIN { print k / 1024 }')" \
@@ -261,7 +266,7 @@ size_table() {
 	local t
 	echo "| binary | size (stripped, static) |"
 	echo "|---|---:|"
-	for t in "$BUILD"/readlat; do
+	for t in "$BUILD"/readlat "$BUILD"/opensnoop; do
 		strip -o "$TMP/stripped" "$t"
 		printf '| %s | %.2f MiB |\n' "${t##*/}" "$(stat -c %s "$TMP/stripped" | awk '{ print $1 / 1048576 }')"
 	done
@@ -326,11 +331,227 @@ exact_table() {
 	done
 }
 
+# opensnoop: the workload (bench/openbench) opens and closes one file of its
+# own, OPENS times pinned to CPU $WORK_CPU, and prints its rate and how many
+# opens of the file it made (1000 warm-up + OPENS); every one must come out
+# as a line of the tracer's output file. All three tracers ask for the
+# workload's name: opensnoop and bpftrace filter in the kernel; libbpf-tools'
+# -n is a substring match in user space, after each event has been sent.
+OPEN_FILE=$TMP/openbench.file
+: >"$OPEN_FILE"
+LT_OPENSNOOP=$(dpkg -L libbpf-tools 2>/dev/null | grep -m1 '/opensnoop$' || command -v opensnoop || true)
+BPFTRACE_OPENS='BEGIN { printf("attached\n"); }
+tracepoint:syscalls:sys_enter_openat /comm == "openbench"/ { @f[tid] = args->filename; }
+tracepoint:syscalls:sys_exit_openat /@f[tid]/ { printf("%d %s %d %s\n", pid, comm, args->ret, str(@f[tid])); delete(@f[tid]); }'
+
+# key | name | how to tell it attached | command (empty: untraced).
+# err:TEXT, out:TEXT: TEXT on its stderr, stdout; epoll: it waits in its
+# event loop (libbpf-tools' opensnoop prints its header to a block-buffered
+# stdout, which a file does not see until 4 KiB have gathered; it enters
+# its perf buffer loop right after attaching).
+OPEN_CONDITIONS=(
+	"untraced|untraced||"
+	"opensnoop|opensnoop -n openbench|err:Hit Ctrl-C|$BUILD/opensnoop -n openbench"
+)
+if [ -n "$LT_OPENSNOOP" ]; then
+	OPEN_CONDITIONS+=("lt|libbpf-tools opensnoop -n openbench|epoll|$LT_OPENSNOOP -n openbench")
+else
+	echo "bench: libbpf-tools has no opensnoop: no row for it" >&2
+fi
+OPEN_CONDITIONS+=("bt|bpftrace one-liner (openat, printf per open)|out:attached|bpftrace -e BPFTRACE_OPENS")
+OPEN_PEER_ROWS="lt bt"
+# Start-up rows next to readlat's: the name filter keeps their output quiet.
+STARTUP=("${STARTUP[0]}" "opensnoop -n openbench|Hit Ctrl-C|$BUILD/opensnoop -n openbench"
+	${LT_OPENSNOOP:+"libbpf-tools opensnoop -n openbench|PATH|stdbuf -oL $LT_OPENSNOOP -n openbench"}
+	"${STARTUP[@]:1}")
+
+case $(uname -m) in
+x86_64) EPOLL_NRS="232 281 441" ;;
+aarch64) EPOLL_NRS="22 441" ;;
+*) EPOLL_NRS="" ;;
+esac
+# in_epoll PID: it waits in epoll_wait/epoll_pwait/epoll_pwait2.
+in_epoll() {
+	local nr
+	[ "$(cat "/proc/$1/wchan" 2>/dev/null)" = do_epoll_wait ] && return 0
+	read -r nr _ <"/proc/$1/syscall" 2>/dev/null || return 1
+	[[ " $EPOLL_NRS " == *" $nr "* ]]
+}
+
+# start_open_tracer CMD HOW: background it, stdout to os.out and stderr to
+# os.err (files), wait until it attached.
+start_open_tracer() {
+	local cmd=$1 how=$2 i
+	: >"$TMP/os.out"
+	: >"$TMP/os.err"
+	if [ "$cmd" = "bpftrace -e BPFTRACE_OPENS" ]; then
+		bpftrace -e "$BPFTRACE_OPENS" >"$TMP/os.out" 2>"$TMP/os.err" &
+	else
+		$cmd >"$TMP/os.out" 2>"$TMP/os.err" &
+	fi
+	TRACER=$!
+	for ((i = 0; i < 2000; i++)); do
+		case $how in
+		err:*) grep -q -- "${how#err:}" "$TMP/os.err" && return 0 ;;
+		out:*) grep -q -- "${how#out:}" "$TMP/os.out" && return 0 ;;
+		epoll) in_epoll "$TRACER" && return 0 ;;
+		esac
+		kill -0 "$TRACER" 2>/dev/null || break
+		sleep 0.005
+	done
+	echo "bench: '$cmd' did not attach" >&2
+	cat "$TMP/os.err" >&2
+	return 1
+}
+
+# wait_quiet FILE: until FILE has not grown for 200 ms (10 s at most): the
+# tracer has written what it had, and SIGINT loses nothing still queued.
+wait_quiet() {
+	local last=-1 size same=0 i
+	for ((i = 0; i < 200 && same < 4; i++)); do
+		size=$(stat -c %s "$1")
+		if [ "$size" = "$last" ]; then same=$((same + 1)); else same=0 last=$size; fi
+		sleep 0.05
+	done
+}
+
+# own_lost: the losses the tracer reported itself (opensnoop's closing
+# "N lost", libbpf-tools' "Lost N events on CPU #c", bpftrace's "Lost N
+# events"), summed; "-" if it reported none.
+own_lost() {
+	{ grep -h -v -F -- "$OPEN_FILE" "$TMP/os.out" "$TMP/os.err" |
+		grep -oE '[0-9]+ lost|Lost [0-9]+ events' | grep -oE '[0-9]+' || true; } |
+		awk '{ s += $1 } END { print (NR ? s : "-") }'
+}
+
+# measure_opens: REPS rounds, every condition once per round in a rotated
+# order; opens.raw gets "round key opens/s made delivered own_lost".
+measure_opens() {
+	local r c n=${#OPEN_CONDITIONS[@]} k key name how cmd res got own
+	for ((r = 0; r < REPS; r++)); do
+		for ((k = 0; k < n; k++)); do
+			c=$(((k + r) % n))
+			IFS='|' read -r key name how cmd <<<"${OPEN_CONDITIONS[$c]}"
+			[ -z "$cmd" ] || start_open_tracer "$cmd" "$how"
+			res=$(taskset -c $WORK_CPU "$B/openbench" "$OPEN_FILE" "$OPENS")
+			got=- own=-
+			if [ -n "$cmd" ]; then
+				wait_quiet "$TMP/os.out"
+				stop_tracer
+				got=$(grep -c -F -- "$OPEN_FILE" "$TMP/os.out" || true)
+				own=$(own_lost)
+			fi
+			echo "$r $key $res $got $own" >>"$TMP/opens.raw"
+		done
+	done
+}
+
+# opens_col KEY FIELD: FIELD (3 rate, 4 made, 5 delivered, 6 own) of
+# KEY's runs; opens_x KEY: per round, KEY's rate over the round's untraced.
+opens_col() { awk -v c="$1" -v f="$2" '$1 != "" && $2 == c { print $f }' "$TMP/opens.raw" 2>/dev/null; }
+opens_x() {
+	awk -v c="$1" '$2 == "untraced" { b[$1] = $3 } $2 == c { v[$1] = $3 }
+		END { for (r in v) if (b[r] > 0) print v[r] / b[r] }' "$TMP/opens.raw" 2>/dev/null | median
+}
+# opens_lost KEY: per run, opens made - lines delivered.
+opens_lost() { awk -v c="$1" '$2 == c && $5 != "-" { print $4 - $5 }' "$TMP/opens.raw" 2>/dev/null; }
+
+opens_table() {
+	local c key name x l own
+	echo "| condition | opens/s (median) | × untraced | opens per run | lines delivered (median) | runs with lost events | lost, worst run | own lost count, worst run |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	for c in "${OPEN_CONDITIONS[@]}"; do
+		IFS='|' read -r key name _ <<<"$c"
+		if [ "$key" = untraced ]; then
+			printf '| %s | %s | - | %s | - | - | - | - |\n' "$name" "$(ns "$(opens_col untraced 3 | median)")" \
+				"$(opens_col untraced 4 | head -1)"
+			continue
+		fi
+		x=$(opens_x "$key")
+		l=$(opens_lost "$key")
+		own=$(opens_col "$key" 6 | awk '$1 != "-"' | sort -g | tail -1)
+		printf '| %s | %s | %s | %s | %s | %s of %s | %s | %s |\n' "$name" "$(ns "$(opens_col "$key" 3 | median)")" \
+			"$(if [ -n "$x" ]; then printf '%.2f' "$x"; else echo n/a; fi)" "$(opens_col "$key" 4 | head -1)" \
+			"$(ns "$(opens_col "$key" 5 | median)")" "$(awk '$1 > 0' <<<"$l" | grep -c . || true)" \
+			"$(grep -c . <<<"$l" || true)" "$(sort -g <<<"$l" | tail -1)" "${own:-none reported}"
+	done
+}
+
+# Low rate: one open, then the time until its line is in the output file
+# (openbench -w reads the file every 1 ms). lat.<key> gets one ms per run,
+# -1 when none came within 5 s.
+measure_latency() {
+	local key=$1 cmd=$2 how=$3 runs=$4 i
+	for ((i = 0; i < runs; i++)); do
+		start_open_tracer "$cmd" "$how"
+		taskset -c $WORK_CPU "$B/openbench" -w "$TMP/os.out" "$OPEN_FILE" >>"$TMP/lat.$key" || true
+		stop_tracer
+	done
+}
+# lat KEY median|max: over the runs, a run without the line counting as
+# the longest; "none within 5 s" if that is the answer.
+lat() {
+	{ cat "$TMP/lat.$1" 2>/dev/null || true; } | awk '{ print ($1 < 0 ? 1e9 : $1) }' | { if [ "$2" = max ]; then sort -g | tail -1; else median; fi; } |
+		awk '{ if ($1 >= 1e9) print "none within 5 s"; else printf "%.1f\n", $1 }'
+}
+
+latency_table() {
+	echo "| tracer, output to a file | runs | open → line in the file, ms (median) | worst run, ms |"
+	echo "|---|---:|---:|---:|"
+	echo "| opensnoop -n openbench | $LAT_RUNS | $(lat opensnoop median) | $(lat opensnoop max) |"
+	echo "| bpftrace one-liner | $BT_LAT_RUNS | $(lat bt median) | $(lat bt max) |"
+}
+
+opens_targets() {
+	local x l own best name k p a
+	x=$(opens_x opensnoop)
+	x=${x:+$(printf '%.2f' "$x")}
+	echo "| opensnoop -n openbench, open rate × untraced ($OPENS opens, output to a file) | ≥ 0.75 | ${x:-n/a} | $(verdict_ge "${x:-n/a}" 0.75) |"
+	l=$(opens_lost opensnoop | awk '{ s += $1 } END { if (NR) print s }')
+	echo "| opensnoop lost events at the default buffer, all $REPS runs (opens made − lines delivered) | 0 | ${l:-n/a} | $(verdict "${l:-n/a}" 0) |"
+	own=$(opens_col opensnoop 6 | awk '$1 != "-" { s += $1; n++ } END { if (n) print s }')
+	echo "| opensnoop's own lost count, all $REPS runs | 0 | ${own:-n/a} | $(verdict "${own:-n/a}" 0) |"
+	best='' name=''
+	for k in $OPEN_PEER_ROWS; do
+		p=$(opens_x "$k")
+		[ -n "$p" ] || continue
+		if [ -z "$best" ] || awk -v p="$p" -v b="$best" 'BEGIN { exit !(p > b) }'; then
+			best=$p name=$(open_row_name "$k")
+		fi
+	done
+	echo "| opensnoop ahead of both peers: × untraced, above the best peer's | > $(if [ -n "$best" ]; then printf '%.2f' "$best"; else echo n/a; fi) ($name) | ${x:-n/a} |" \
+		"$(if [ -z "$x" ] || [ -z "$best" ]; then echo n/a; else awk -v a="$x" -v b="$best" 'BEGIN { print (a > b ? "met" : "**missed**") }'; fi) |"
+	a=$(lat opensnoop median)
+	[[ $a != none* ]] || a=5000
+	echo "| opensnoop, one open at a low rate → its line in the output file, ms (median of $LAT_RUNS) | 100 | ${a:-n/a} | $(verdict "${a:-n/a}" 100) |"
+	st_f() { grep -oE "$1=[-0-9.]+" "$TMP/st.opensnoop" 2>/dev/null | cut -d= -f2 | median; }
+	a=$(st_f attach_ms)
+	echo "| opensnoop start-up to attached, ms | 40 | ${a:-n/a} | $(verdict "${a:-n/a}" 40) |"
+	a=$(st_f rss_kb)
+	a=${a:+$(awk -v k="$a" 'BEGIN { printf "%.1f", k / 1024 }')}
+	echo "| opensnoop peak RSS, MiB | 8 | ${a:-n/a} | $(verdict "${a:-n/a}" 8) |"
+}
+
+open_row_name() {
+	local c key name
+	for c in "${OPEN_CONDITIONS[@]}"; do
+		IFS='|' read -r key name _ <<<"$c"
+		[ "$key" = "$1" ] && { echo "$name"; return; }
+	done
+}
+
 # verdict VALUE LIMIT: "met" if VALUE <= LIMIT (no value: n/a)
 verdict() {
 	case $1 in
 	'' | n/a) echo n/a ;;
 	*) awk -v v="$1" -v l="$2" 'BEGIN { print (v <= l ? "met" : "**missed**") }' ;;
+	esac
+}
+# verdict_ge VALUE LIMIT: "met" if VALUE >= LIMIT
+verdict_ge() {
+	case $1 in
+	'' | n/a) echo n/a ;;
+	*) awk -v v="$1" -v l="$2" 'BEGIN { print (v >= l ? "met" : "**missed**") }' ;;
 	esac
 }
 
@@ -372,6 +593,7 @@ targets_table() {
 	strip -o "$TMP/stripped" "$BUILD/readlat"
 	a=$(stat -c %s "$TMP/stripped" | awk '{ printf "%.2f", $1 / 1048576 }')
 	echo "| static binary, stripped, MiB | 2 | $a | $(verdict "$a" 2) |"
+	opens_targets
 }
 
 need bc bc
@@ -382,6 +604,11 @@ phase "overhead on /dev/zero reads (${#CONDITIONS[@]} conditions, $REPS rounds).
 measure zero
 phase "overhead on pipe reads (${#CONDITIONS[@]} conditions, $REPS rounds)..."
 measure pipe
+phase "opensnoop: open rate and loss (${#OPEN_CONDITIONS[@]} conditions, $REPS rounds)..."
+measure_opens
+phase "opensnoop: low-rate latency..."
+measure_latency opensnoop "$BUILD/opensnoop -n openbench" "err:Hit Ctrl-C" "$LAT_RUNS"
+measure_latency bt "bpftrace -e BPFTRACE_OPENS" out:attached "$BT_LAT_RUNS"
 phase "start-up and exit..."
 startup=$(startup_table)
 phase "growth..."
@@ -450,6 +677,33 @@ phase "done"
 	echo
 	echo "$exact"
 	echo
+	echo "## opensnoop: open rate and lost events"
+	echo
+	echo "The workload (bench/openbench) opens and closes one file, 1000 times and"
+	echo "then $OPENS times as fast as it can, pinned to CPU $WORK_CPU; opens/s is the"
+	echo "timed loop's. Every condition runs once per round, $REPS rounds, rotated;"
+	echo "× untraced is the median over rounds of the rate over the same round's"
+	echo "untraced rate. Each tracer writes to a file and asks for the workload's"
+	echo "name: opensnoop and bpftrace filter in the kernel, libbpf-tools' \`-n\` in"
+	echo "user space (every open on the system is still sent to it). Lost events:"
+	echo "opens made − lines with the workload's file in the output, per run; the"
+	echo "own count is what the tool itself reported lost. Buffers are the"
+	echo "defaults (opensnoop: a 4 MiB ring buffer woken at a quarter full, drained"
+	echo "every 50 ms; libbpf-tools: a 64-page perf buffer per CPU; bpftrace: its"
+	echo "perf buffers). The tracers wait for their output to stop growing before"
+	echo "SIGINT, so nothing still queued is counted lost."
+	echo
+	opens_table
+	echo
+	echo "## opensnoop: one open at a low rate"
+	echo
+	echo "The tracer runs idle; the workload opens its file once and reads the"
+	echo "tracer's output file every 1 ms until the line is there (bench/openbench"
+	echo "-w). libbpf-tools' opensnoop has no row: its stdout to a file is block-"
+	echo "buffered, a line shows when 4 KiB have gathered or at exit."
+	echo
+	latency_table
+	echo
 	echo "## CO-RE at start-up (for biolat and tcprcv)"
 	echo
 	echo "The last two start-up rows load one tracepoint program with a single CO-RE"
@@ -465,7 +719,7 @@ phase "done"
 	echo
 	echo "## Not yet measured"
 	echo
-	echo "opensnoop, biolat and tcprcv (sections 3-4 of the benchmark issue) are"
-	echo "measured here when those tools land."
+	echo "biolat and tcprcv (the benchmark issue) are measured here when those"
+	echo "tools land; so are opensnoop's count and latency modes."
 } >"$OUT"
 cat "$OUT"

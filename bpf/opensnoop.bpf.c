@@ -257,7 +257,6 @@ static __always_inline void open_done(struct start *s, __u64 now, long ret)
 		} else if (mode == OPENSNOOP_LATENCY) {
 			time_open(now - s->ts, ret);
 		} else {
-			__sync_fetch_and_add(&totals.events, 1);
 			emit(s, now, ret, flags, mode_arg);
 		}
 	}

@@ -43,6 +43,7 @@ static struct {
 static struct opensnoop_bpf *skel;
 static struct ring_buffer *rb;
 static struct output *events_out;
+static __u64 delivered;		/* events printed; with totals.lost, every open traced */
 static struct kernel_layout layout;
 static struct keyed_hist keyed;
 static struct drain drain;
@@ -381,6 +382,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	(void)ctx;
 	if (size < sizeof(struct opensnoop_event))
 		return 0;
+	delivered++;
 	shown_path(data, size, path, sizeof(path));
 	output_now(o);
 	if (o->json)
@@ -594,7 +596,7 @@ static void finish(struct output *out)
 	if (!out->json) {
 		fprintf(stderr, "%llu opens traced; %llu lost (ring buffer full: try a larger -b); "
 			"%llu paths unreadable; %llu truncated\n",
-			(unsigned long long)t->events, (unsigned long long)t->lost,
+			(unsigned long long)(delivered + t->lost), (unsigned long long)t->lost,
 			(unsigned long long)t->unreadable, (unsigned long long)t->truncated);
 		return;
 	}
@@ -602,7 +604,7 @@ static void finish(struct output *out)
 	json_begin(&j, out->f);
 	json_str(&j, "tool", out->tool);
 	json_str(&j, "time", out->iso);
-	json_u64(&j, "events", t->events);
+	json_u64(&j, "events", delivered + t->lost);
 	json_u64(&j, "lost", t->lost);
 	json_u64(&j, "unreadable", t->unreadable);
 	json_u64(&j, "truncated", t->truncated);

@@ -75,8 +75,7 @@ struct opensnoop_full_event {
 
 /* Counted for the closing line. */
 struct opensnoop_totals {
-	__u64 events;		/* opens that passed every filter */
-	__u64 lost;		/* of those, not delivered: ring buffer full */
+	__u64 lost;		/* opens that passed every filter, not delivered: ring full */
 	__u64 unreadable;	/* path not readable at exit */
 	__u64 truncated;	/* path longer than the capture limit */
 };

@@ -56,6 +56,7 @@ count_path() { jq -s --arg p "$1" 'map(select(.path == $p)) | length' "${2:-$T/o
 		wait_loads A
 		tool_wait
 		[ "$(count_path "$T/d/one")" -eq 4 ]
+		jout 'select(.path) | .fd >= 3 and .err == 0'
 	done
 }
 

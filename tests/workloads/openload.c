@@ -51,7 +51,9 @@ static void wait_file(const char *path)
 
 static int do_open(const char *path)
 {
-	struct open_how how = { .flags = (__u64)flags, .mode = 0600 };
+	/* openat2 refuses a mode without O_CREAT or O_TMPFILE (EINVAL). */
+	struct open_how how = { .flags = (__u64)flags,
+				.mode = flags & (O_CREAT | __O_TMPFILE) ? 0600 : 0 };
 
 	switch (call) {
 	case CALL_OPEN:

@@ -81,6 +81,47 @@ start_load() {
 	eval "[ \"\$${name}_PID\" = $pid ]" || fail "workload $name: pid= line says $(eval echo \$${name}_PID), job is $pid"
 }
 
+# start_opens NAME [openload options]: like start_load, for openload (a
+# known set of opens, tests/workloads/openload.c), parked before its opens
+# on the same go/hold files; sets NAME_PID and NAME_JOB (the same pid).
+OPENLOAD=$BUILD/tests/openload
+start_opens() { opens_start "" "$@"; }
+
+# start_opens_as UID NAME [openload options]: the same, run as user UID
+# (group UID; an /etc/passwd entry vmtUID is added for it: busybox can
+# only change to a named user, with start-stop-daemon, which execs in place).
+start_opens_as() {
+	local uid=$1
+	shift
+	mkdir -p /etc
+	grep -q "^vmt$uid:" /etc/passwd 2>/dev/null ||
+		echo "vmt$uid:x:$uid:$uid:vmtest:/:/bin/false" >> /etc/passwd
+	grep -q "^vmt$uid:" /etc/group 2>/dev/null ||
+		echo "vmt$uid:x:$uid:" >> /etc/group
+	opens_start "$uid" "$@"
+}
+
+opens_start() {
+	local uid=$1 name=$2 pid
+	shift 2
+	rm -f "$T/$name.out"
+	if [ -n "$uid" ]; then
+		# -n: match no running process, so another openload never makes it
+		# refuse to start ("already running").
+		timeout -s KILL "$TOOL_SECS" start-stop-daemon -S -c "vmt$uid:vmt$uid" \
+			-n vmt_no_such_name -x "$OPENLOAD" -- \
+			--go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
+	else
+		timeout -s KILL "$TOOL_SECS" "$OPENLOAD" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
+	fi
+	pid=$!
+	job "$pid"
+	eval "${name}_JOB=$pid"
+	wait_for "$T/$name.out" '^pid='
+	eval "${name}_PID=$(sed -nE 's/^pid=([0-9]+)$/\1/p' "$T/$name.out")"
+	eval "[ \"\$${name}_PID\" = $pid ]" || fail "workload $name: pid= line says $(eval echo \$${name}_PID), job is $pid"
+}
+
 # nth LIST N: the Nth (from 1) item of a comma-separated list.
 nth() { echo "$1" | cut -d, -f"$2"; }
 

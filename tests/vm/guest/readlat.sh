@@ -212,17 +212,19 @@ test_pid_namespace() {
 
 test_slower() {
 	start_load A --reads 10 --delay-us $DELAY
-	start_tool readlat --slower 1500 -p "$A_PID"
+	start_tool readlat --slower 750 -p "$A_PID"
 	go
 	wait_loads A
 	tool_wait
 	expect_status 0
 	expect_line out '^TIME +PID +TID +COMM +FD +BYTES +LAT\(us\)$'
-	# readload is lockstep: every read waits a whole 3 ms delay.
-	expect_line err '^10 of 10 reads took 1500 usecs or longer; 0 failed; 0 lost$'
+	# readload is lockstep: every read waits a whole 3 ms delay, less the
+	# time the reader spends between announcing a read and entering it,
+	# which under TCG on the rt kernel has exceeded 1.5 ms.
+	expect_line err '^10 of 10 reads took 750 usecs or longer; 0 failed; 0 lost$'
 	expect_lines out "^[0-9:]{8} +$A_PID +$(nth "$A_TIDS" 1) +readload +$(nth "$A_FDS" 1) +1 +[0-9.]+$" 10
 	expect_lines out . 11
-	awk 'NR > 1 && $7 < 1500 { exit 1 }' "$T/out" || fail "a line under 1500 us"
+	awk 'NR > 1 && $7 < 750 { exit 1 }' "$T/out" || fail "a line under 750 us"
 }
 
 test_failed_reads() {

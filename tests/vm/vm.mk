@@ -17,7 +17,7 @@ VM_DIR := $(OUTPUT)/vm
 # if set, is the default list (one package).
 VM_KERNEL_PKG ?=
 VM_KERNELS ?= $(or $(VM_KERNEL_PKG),cloud rt)
-VM_TIMEOUT ?= 300
+VM_TIMEOUT ?= 600
 VM_TESTS ?=
 BUSYBOX ?= /bin/busybox
 VM_PKGS := $(foreach k,$(VM_KERNELS),$(if $(filter linux-image-%,$(k)),$(k),linux-image-$(k)-amd64))

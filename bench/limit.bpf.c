@@ -17,10 +17,12 @@ __u64 delta_ns;
 SEC("tp/syscalls/sys_enter_read")
 int limit_enter(struct syscall_enter_ctx *ctx)
 {
-	struct start *s = start_begin(bpf_ktime_get_ns());
+	struct start *s = start_begin();
 
-	if (s)
+	if (s) {
 		s->fd = (__s32)ctx->args[0];
+		s->ts = bpf_ktime_get_ns();
+	}
 	return 0;
 }
 

@@ -15,10 +15,12 @@ __u64 taken;
 SEC("tp/syscalls/sys_enter_read")
 int store_enter(struct syscall_enter_ctx *ctx)
 {
-	struct start *s = start_begin(1);
+	struct start *s = start_begin();
 
-	if (s)
+	if (s) {
 		s->fd = (__s32)ctx->args[0];
+		s->ts = 1;
+	}
 	return 0;
 }
 

@@ -76,13 +76,14 @@ static __always_inline int on_enter(__s64 dfd, __u64 filename, __u64 flags, __u6
 
 	if (!traced() || !uid_traced())
 		return 0;
-	s = start_begin(bpf_ktime_get_ns());
+	s = start_begin();
 	if (!s)
 		return 0;
 	s->fd = (__s32)dfd;
 	s->arg[ARG_FILENAME] = filename;
 	s->arg[ARG_FLAGS] = flags;	/* openat2: the address of its struct open_how */
 	s->arg[ARG_MODE_CALL] = (__u32)mode | (__u64)call << 32;
+	s->ts = bpf_ktime_get_ns();
 	return 0;
 }
 

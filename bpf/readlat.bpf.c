@@ -153,9 +153,11 @@ static __always_inline int on_enter(__u64 fd)
 
 	if (!traced())
 		return 0;
-	s = start_begin(bpf_ktime_get_ns());
-	if (s)
+	s = start_begin();
+	if (s) {
 		s->fd = (__s32)fd;
+		s->ts = bpf_ktime_get_ns();
+	}
 	return 0;
 }
 

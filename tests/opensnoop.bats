@@ -340,3 +340,29 @@ EOF_CASES
 	tool_wait
 	[ "$(count_path three)" -eq 1 ]
 }
+
+@test "-t and -c include and exclude exactly" {
+	start_opens A --file "$T/d/one" --opens 5 --comm os_tc
+	start_opens B --file "$T/d/one" --opens 8 --comm os_tc
+	start_tool opensnoop -j -t "$A_PID"	# openload is single-threaded: tid = pid
+	go
+	wait_loads A B
+	tool_wait			# the thread exits with its process
+	[ "$(count_path "$T/d/one")" -eq 5 ]
+	jout 'select(.path) | .tid == $p' --argjson p "$A_PID"
+
+	root=$(cgroup2_root) || skip "no cgroup2 mount"
+	cg="$root/opensnoop-test-$$"
+	mkdir "$cg"
+	rm -f "$T/go" "$T/hold"
+	start_opens C --file "$T/d/one" --opens 6 --comm os_tc
+	start_opens D --file "$T/d/one" --opens 9 --comm os_tc
+	echo "$C_PID" > "$cg/cgroup.procs"
+	start_tool opensnoop -j -c "$cg"
+	go
+	wait_loads C D
+	stop_tool INT
+	rmdir "$cg"
+	[ "$(count_path "$T/d/one")" -eq 6 ]
+	jout 'select(.path) | .pid == $p' --argjson p "$C_PID"
+}

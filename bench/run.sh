@@ -360,6 +360,14 @@ else
 fi
 OPEN_CONDITIONS+=("bt|bpftrace one-liner (openat, printf per open)|out:attached|bpftrace -e BPFTRACE_OPENS")
 OPEN_PEER_ROWS="lt bt"
+# Rows that print no event per open: their cost against two empty programs
+# on the same tracepoints (the issue's target: within 1.5x of them).
+OPEN_CONDITIONS+=(
+	"ofloor|floor (2 empty programs on openat)|err:attached|$B/loader $B/openfloor.bpf.o"
+	"count|opensnoop -C -n openbench|err:Hit Ctrl-C|$BUILD/opensnoop -C -n openbench"
+	"latency|opensnoop -L -n openbench|err:Hit Ctrl-C|$BUILD/opensnoop -L -n openbench"
+)
+OPEN_AGGREGATES="count latency"
 # Start-up rows next to readlat's: the name filter keeps their output quiet.
 STARTUP=("${STARTUP[0]}" "opensnoop -n openbench|Hit Ctrl-C|$BUILD/opensnoop -n openbench"
 	${LT_OPENSNOOP:+"libbpf-tools opensnoop -n openbench|PATH|stdbuf -oL $LT_OPENSNOOP -n openbench"}
@@ -435,7 +443,9 @@ measure_opens() {
 			[ -z "$cmd" ] || start_open_tracer "$cmd" "$how"
 			res=$(taskset -c $WORK_CPU "$B/openbench" "$OPEN_FILE" "$OPENS")
 			got=- own=-
-			if [ -n "$cmd" ]; then
+			if [ -n "$cmd" ] && [[ " ofloor $OPEN_AGGREGATES " == *" $key "* ]]; then
+				stop_tracer
+			elif [ -n "$cmd" ]; then
 				wait_quiet "$TMP/os.out"
 				stop_tracer
 				got=$(grep -c -F -- "$OPEN_FILE" "$TMP/os.out" || true)
@@ -456,12 +466,33 @@ opens_x() {
 # opens_lost KEY: per run, opens made - lines delivered.
 opens_lost() { awk -v c="$1" '$2 == c && $5 != "-" { print $4 - $5 }' "$TMP/opens.raw" 2>/dev/null; }
 
+# opens_added KEY: per round, ns per open over the round's untraced.
+opens_added() {
+	awk -v c="$1" '$2 == "untraced" { b[$1] = $3 } $2 == c { v[$1] = $3 }
+		END { for (r in v) if (b[r] > 0 && v[r] > 0) print 1e9 / v[r] - 1e9 / b[r] }' "$TMP/opens.raw" 2>/dev/null | median
+}
+
+# The modes that aggregate in the kernel, against the open floor.
+opens_aggregate_table() {
+	local f key a x
+	f=$(opens_added ofloor)
+	echo "| condition | added ns per open (median) | × floor |"
+	echo "|---|---:|---:|"
+	echo "| floor (2 empty programs on openat) | $(printf '%.0f' "${f:-0}") | 1.00 |"
+	for key in $OPEN_AGGREGATES; do
+		a=$(opens_added "$key")
+		x=$(awk -v a="$a" -v f="$f" 'BEGIN { if (f > 0 && a != "") printf "%.2f", a / f }')
+		echo "| $(open_row_name "$key") | $(printf '%.0f' "${a:-0}") | ${x:-n/a} |"
+	done
+}
+
 opens_table() {
 	local c key name x l own
 	echo "| condition | opens/s (median) | × untraced | opens per run | lines delivered (median) | runs with lost events | lost, worst run | own lost count, worst run |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 	for c in "${OPEN_CONDITIONS[@]}"; do
 		IFS='|' read -r key name _ <<<"$c"
+		[[ " ofloor $OPEN_AGGREGATES " == *" $key "* ]] && continue
 		if [ "$key" = untraced ]; then
 			printf '| %s | %s | - | %s | - | - | - | - |\n' "$name" "$(ns "$(opens_col untraced 3 | median)")" \
 				"$(opens_col untraced 4 | head -1)"
@@ -521,6 +552,11 @@ opens_targets() {
 	done
 	echo "| opensnoop ahead of both peers: × untraced, above the best peer's | > $(if [ -n "$best" ]; then printf '%.2f' "$best"; else echo n/a; fi) ($name) | ${x:-n/a} |" \
 		"$(if [ -z "$x" ] || [ -z "$best" ]; then echo n/a; else awk -v a="$x" -v b="$best" 'BEGIN { print (a > b ? "met" : "**missed**") }'; fi) |"
+	for key in $OPEN_AGGREGATES; do
+		x=$(awk -v a="$(opens_added "$key")" -v f="$(opens_added ofloor)" \
+			'BEGIN { if (f > 0 && a != "") printf "%.2f", a / f }')
+		echo "| $(open_row_name "$key"): added cost per open, × the open floor | 1.5 | ${x:-n/a} | $(verdict "${x:-n/a}" 1.5) |"
+	done
 	a=$(lat opensnoop median)
 	[[ $a != none* ]] || a=5000
 	echo "| opensnoop, one open at a low rate → its line in the output file, ms (median of $LAT_RUNS) | 100 | ${a:-n/a} | $(verdict "${a:-n/a}" 100) |"
@@ -695,6 +731,14 @@ phase "done"
 	echo
 	opens_table
 	echo
+	echo "## opensnoop -C and -L: cost per open"
+	echo
+	echo "The same rounds: ns per open added over the round's untraced run, for"
+	echo "the modes that count or time each open in the kernel and print only"
+	echo "per interval, against two empty programs on the openat tracepoints."
+	echo
+	opens_aggregate_table
+	echo
 	echo "## opensnoop: one open at a low rate"
 	echo
 	echo "The tracer runs idle; the workload opens its file once and reads the"
@@ -720,6 +764,6 @@ phase "done"
 	echo "## Not yet measured"
 	echo
 	echo "biolat and tcprcv (the benchmark issue) are measured here when those"
-	echo "tools land; so are opensnoop's count and latency modes."
+	echo "tools land."
 } >"$OUT"
 cat "$OUT"

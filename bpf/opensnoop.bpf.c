@@ -69,7 +69,7 @@ static __always_inline bool uid_traced(void)
 	return filter_uid == OPENSNOOP_NO_UID || (__u32)bpf_get_current_uid_gid() == filter_uid;
 }
 
-static __always_inline int on_enter(__s64 dfd, __u64 filename, __u64 flags, __u64 mode,
+static __always_inline int on_enter(__s64 dfd, __u64 filename, __u64 flags, __u64 open_mode,
 				    enum opensnoop_call call)
 {
 	struct start *s;
@@ -82,8 +82,9 @@ static __always_inline int on_enter(__s64 dfd, __u64 filename, __u64 flags, __u6
 	s->fd = (__s32)dfd;
 	s->arg[ARG_FILENAME] = filename;
 	s->arg[ARG_FLAGS] = flags;	/* openat2: the address of its struct open_how */
-	s->arg[ARG_MODE_CALL] = (__u32)mode | (__u64)call << 32;
-	s->ts = bpf_ktime_get_ns();
+	s->arg[ARG_MODE_CALL] = (__u32)open_mode | (__u64)call << 32;
+	/* -C times nothing: a non-zero mark is all its start needs. */
+	s->ts = mode == OPENSNOOP_COUNT ? 1 : bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -271,7 +272,7 @@ static __always_inline int on_exit(long ret)
 
 	if (!traced() || !uid_traced())
 		return 0;
-	now = bpf_ktime_get_ns();
+	now = mode == OPENSNOOP_COUNT ? 0 : bpf_ktime_get_ns();
 	s = start_get();
 	if (!s || !s->ts)
 		return 0;

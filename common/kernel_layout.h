@@ -22,7 +22,10 @@ struct kernel_layout {
 	__u32 dentry_parent, dentry_name;	/* d_name.name */
 	__u32 vfsmount_root, mount_mnt, mount_parent, mount_mountpoint;
 	__u32 inode_ino, inode_sb, sb_dev, sb_magic;
+	__u32 task_in_iowait;		/* in bits; KERNEL_LAYOUT_NONE if absent */
 };
+
+#define KERNEL_LAYOUT_NONE 0xffffffffU	/* an optional field the kernel lacks */
 
 #define FILE_NAME_DEPTH 16	/* path components kept, leaf first */
 #define FILE_NAME_COMP 64	/* bytes kept of one component, with its NUL */

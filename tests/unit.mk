@@ -8,7 +8,7 @@
 # Test programs are linked dynamically whatever STATIC says for the tools.
 
 UNIT_DIR := $(OUTPUT)/tests/unit
-UNIT_TESTS := hist json output cli escape
+UNIT_TESTS := hist json output cli escape btf_fields
 UNIT_BINS := $(UNIT_TESTS:%=$(UNIT_DIR)/test_%)
 UNIT_LDLIBS ?= -lcmocka -lbpf -lelf -lz -lm
 UNIT_CPPFLAGS := -Itests/unit
@@ -24,6 +24,7 @@ UNIT_LINK_output := $(OUTPUT)/common/output.o $(OUTPUT)/common/hist.o \
 UNIT_LINK_cli := $(OUTPUT)/common/cli.o
 UNIT_LINK_escape := $(OUTPUT)/common/escape.o $(OUTPUT)/common/diag.o \
 	$(OUTPUT)/common/cli.o
+UNIT_LINK_btf_fields := $(OUTPUT)/common/btf_fields.o $(OUTPUT)/common/kernel_layout.o
 
 $(UNIT_DIR):
 	$(Q)mkdir -p $@

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Unit tests for the streaming BTF reader, common/btf_fields.c, and the
+ * table it reads for common/kernel_layout.c: every answer is checked
+ * against libbpf's own parse of the running kernel's BTF. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <gelf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+#include "btf_fields.h"
+#include "diag.h"
+#include "kernel_layout.h"
+#include "checks.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MAX_CHAIN 16
+
+/* ---- libbpf's answers ------------------------------------------------- */
+
+static struct btf *vmlinux;	/* NULL: no kernel BTF here, tests skip */
+
+static const struct btf_type *lb_resolved(__u32 id, bool deref)
+{
+	const struct btf_type *t = btf__type_by_id(vmlinux, id);
+
+	for (int i = 0; t && i < MAX_CHAIN; i++) {
+		if (!btf_is_mod(t) && !btf_is_typedef(t) && !(deref && btf_is_ptr(t)))
+			return t;
+		t = btf__type_by_id(vmlinux, t->type);
+	}
+	return NULL;
+}
+
+static __u32 lb_struct(const char *name)
+{
+	__s32 id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_STRUCT);
+
+	if (id < 0)
+		id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_UNION);
+	return id < 0 ? 0 : (__u32)id;
+}
+
+/* Bit offset of member @name (@len bytes) in @id, anonymous members
+ * crossed; -1 if none. */
+static long lb_member(__u32 id, const char *name, size_t len, __u32 *type)
+{
+	const struct btf_type *t = lb_resolved(id, false);
+	const struct btf_member *m;
+
+	if (!t || !btf_is_composite(t))
+		return -1;
+	m = btf_members(t);
+	for (__u16 i = 0; i < btf_vlen(t); i++) {
+		const char *mn = btf__name_by_offset(vmlinux, m[i].name_off);
+		long at = btf_member_bit_offset(t, i), inner;
+
+		if (*mn && strlen(mn) == len && !strncmp(mn, name, len)) {
+			*type = m[i].type;
+			return at;
+		}
+		if (!*mn && (inner = lb_member(m[i].type, name, len, type)) >= 0)
+			return at + inner;
+	}
+	return -1;
+}
+
+static __u32 lb_path_bits(const char *type, const char *path)
+{
+	__u32 id = lb_struct(type);
+	long total = 0, bits;
+
+	for (size_t len; id && *path; path += len + (path[len] == '.')) {
+		len = strcspn(path, ".");
+		bits = lb_member(id, path, len, &id);
+		if (bits < 0)
+			return BTF_FIELD_NONE;
+		total += bits;
+	}
+	return id ? (__u32)total : BTF_FIELD_NONE;
+}
+
+static __u32 lb_enum(const char *type, const char *name)
+{
+	for (__u32 id = 1; id < btf__type_cnt(vmlinux); id++) {
+		const struct btf_type *t = btf__type_by_id(vmlinux, id);
+
+		if (!btf_is_any_enum(t) ||
+		    (type && strcmp(btf__name_by_offset(vmlinux, t->name_off), type)))
+			continue;
+		for (__u16 i = 0; i < btf_vlen(t); i++) {
+			bool wide = btf_is_enum64(t);
+			__u32 off = wide ? btf_enum64(t)[i].name_off : btf_enum(t)[i].name_off;
+
+			if (strcmp(btf__name_by_offset(vmlinux, off), name))
+				continue;
+			return wide ? (__u32)btf_enum64_value(&btf_enum64(t)[i])
+				    : (__u32)btf_enum(t)[i].val;
+		}
+	}
+	return BTF_FIELD_NONE;
+}
+
+static __u32 lb_params(const char *type)
+{
+	__s32 id = btf__find_by_name_kind(vmlinux, type, BTF_KIND_TYPEDEF);
+	const struct btf_type *t = id < 0 ? NULL : lb_resolved((__u32)id, true);
+
+	return t && btf_is_func_proto(t) ? btf_vlen(t) : BTF_FIELD_NONE;
+}
+
+static __u32 lb_size(const char *type)
+{
+	__u32 id = lb_struct(type);
+
+	return id ? btf__type_by_id(vmlinux, id)->size : BTF_FIELD_NONE;
+}
+
+/* What btf_fields_load() should answer to @w. */
+static __u32 expected(const struct btf_want *w)
+{
+	__u32 bits;
+
+	switch (w->kind) {
+	case BTF_WANT_OFFSET:
+		bits = lb_path_bits(w->type, w->path);
+		return bits == BTF_FIELD_NONE ? bits : bits / 8;
+	case BTF_WANT_BIT_OFFSET:
+		return lb_path_bits(w->type, w->path);
+	case BTF_WANT_ENUM:
+		return lb_enum(w->type, w->path);
+	case BTF_WANT_PARAMS:
+		return lb_params(w->type);
+	case BTF_WANT_SIZE:
+		return lb_size(w->type);
+	}
+	return BTF_FIELD_NONE;
+}
+
+static __u32 field_of(const void *out, const struct btf_want *w)
+{
+	__u32 v;
+
+	memcpy(&v, (const char *)out + w->field, sizeof(v));
+	return v;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	libbpf_set_print(NULL);		/* test_bad_wants() makes it complain */
+	if (access(KERNEL_BTF_PATH, R_OK) == 0)
+		vmlinux = btf__parse(KERNEL_BTF_PATH, NULL);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	btf__free(vmlinux);
+	return 0;
+}
+
+#define NEED_VMLINUX()								\
+	do {									\
+		if (!vmlinux)							\
+			skip();							\
+	} while (0)
+
+/* ---- every kind of want ------------------------------------------------ */
+
+struct out {
+	__u32 comm, group_leader, in_iowait, task_size;
+	__u32 data_len, cmd_flags, rq_q, rq_disk, rq_size, q_disk, major, first_minor;
+	__u32 d_name_name, i_nlink;	/* a path; through an anonymous union */
+	__u32 skc_num;			/* both, and not first in the anonymous one */
+	__u32 op_write, op_write_in_req_op, sync_in_req_op;
+	__u32 req_sync, req_fua, req_preflush, req_meta, req_rahead, req_background;
+	__u32 perf_context_kernel;	/* in an ENUM64 */
+	__u32 issue_params, complete_params;
+};
+
+/* All optional, so that what this kernel lacks compares too. */
+#define W(kind, type, path, f) BTF_WANT(kind, type, path, struct out, f, true)
+static const struct btf_want all_kinds[] = {
+	W(BTF_WANT_OFFSET, "task_struct", "comm", comm),
+	W(BTF_WANT_OFFSET, "task_struct", "group_leader", group_leader),
+	W(BTF_WANT_BIT_OFFSET, "task_struct", "in_iowait", in_iowait),
+	W(BTF_WANT_SIZE, "task_struct", NULL, task_size),
+	W(BTF_WANT_OFFSET, "request", "__data_len", data_len),
+	W(BTF_WANT_OFFSET, "request", "cmd_flags", cmd_flags),
+	W(BTF_WANT_OFFSET, "request", "q", rq_q),
+	W(BTF_WANT_OFFSET, "request", "rq_disk", rq_disk),
+	W(BTF_WANT_SIZE, "request", NULL, rq_size),
+	W(BTF_WANT_OFFSET, "request_queue", "disk", q_disk),
+	W(BTF_WANT_OFFSET, "gendisk", "major", major),
+	W(BTF_WANT_OFFSET, "gendisk", "first_minor", first_minor),
+	W(BTF_WANT_OFFSET, "dentry", "d_name.name", d_name_name),
+	W(BTF_WANT_OFFSET, "inode", "i_nlink", i_nlink),
+	W(BTF_WANT_OFFSET, "sock", "__sk_common.skc_num", skc_num),
+	W(BTF_WANT_ENUM, NULL, "REQ_OP_WRITE", op_write),
+	W(BTF_WANT_ENUM, "req_op", "REQ_OP_WRITE", op_write_in_req_op),
+	W(BTF_WANT_ENUM, "req_op", "__REQ_SYNC", sync_in_req_op),
+	W(BTF_WANT_ENUM, NULL, "__REQ_SYNC", req_sync),
+	W(BTF_WANT_ENUM, NULL, "__REQ_FUA", req_fua),
+	W(BTF_WANT_ENUM, NULL, "__REQ_PREFLUSH", req_preflush),
+	W(BTF_WANT_ENUM, NULL, "__REQ_META", req_meta),
+	W(BTF_WANT_ENUM, NULL, "__REQ_RAHEAD", req_rahead),
+	W(BTF_WANT_ENUM, NULL, "__REQ_BACKGROUND", req_background),
+	W(BTF_WANT_ENUM, "perf_callchain_context", "PERF_CONTEXT_KERNEL", perf_context_kernel),
+	W(BTF_WANT_PARAMS, "btf_trace_block_rq_issue", NULL, issue_params),
+	W(BTF_WANT_PARAMS, "btf_trace_block_rq_complete", NULL, complete_params),
+};
+
+/* Absent from some kernels: kernel commit f3fa33acca9f removed rq->rq_disk,
+ * d152c682f03c added q->disk. __REQ_SYNC is never in enum req_op. */
+static bool may_lack(const struct btf_want *w)
+{
+	return w->field == offsetof(struct out, rq_disk) ||
+	       w->field == offsetof(struct out, q_disk) ||
+	       w->field == offsetof(struct out, sync_in_req_op);
+}
+
+static void check_against_libbpf(const struct out *out)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(all_kinds); i++) {
+		const struct btf_want *w = &all_kinds[i];
+		__u32 want = expected(w), got = field_of(out, w);
+
+		CHECK(got == want, "%s %s: %u, libbpf says %u", w->type ? w->type : "(any enum)",
+		      w->path ? w->path : "", got, want);
+		CHECK(want != BTF_FIELD_NONE || may_lack(w), "%s %s: libbpf lacks it too",
+		      w->type ? w->type : "(any enum)", w->path ? w->path : "");
+	}
+}
+
+static void test_every_kind(void **state)
+{
+	struct out out;
+
+	(void)state;
+	NEED_VMLINUX();
+	memset(&out, 0xab, sizeof(out));
+	assert_int_equal(btf_fields_load(all_kinds, ARRAY_SIZE(all_kinds), &out, NULL), 0);
+	check_against_libbpf(&out);
+	CHECK(out.op_write == 1, "REQ_OP_WRITE is %u", out.op_write);
+	CHECK(out.sync_in_req_op == BTF_FIELD_NONE, "__REQ_SYNC found in enum req_op");
+	CHECKS_END();
+}
+
+/* ---- what is missing ----------------------------------------------------- */
+
+struct few {
+	__u32 comm, member, inner, type, enumerator, params, size;
+};
+
+#define R(kind, type, path, f) BTF_WANT(kind, type, path, struct few, f, false)
+static const struct btf_want some_missing[] = {
+	R(BTF_WANT_OFFSET, "task_struct", "comm", comm),
+	R(BTF_WANT_OFFSET, "request", "no_such_member", member),
+	R(BTF_WANT_OFFSET, "dentry", "d_name.no_such_member", inner),
+	R(BTF_WANT_OFFSET, "no_such_struct", "comm", type),
+	R(BTF_WANT_ENUM, NULL, "NO_SUCH_ENUMERATOR", enumerator),
+	R(BTF_WANT_PARAMS, "btf_trace_no_such_tracepoint", NULL, params),
+	R(BTF_WANT_SIZE, "no_such_struct", NULL, size),
+};
+
+static void test_missing(void **state)
+{
+	struct btf_want optional[ARRAY_SIZE(some_missing)];
+	struct few out;
+
+	(void)state;
+	NEED_VMLINUX();
+	memset(&out, 0, sizeof(out));
+	assert_int_equal(btf_fields_load(some_missing, ARRAY_SIZE(some_missing), &out, NULL),
+			 -ENOENT);
+	CHECK(out.comm == lb_path_bits("task_struct", "comm") / 8, "comm: %u", out.comm);
+	for (size_t i = 1; i < ARRAY_SIZE(some_missing); i++) {
+		const struct btf_want *w = &some_missing[i];
+
+		CHECK(field_of(&out, w) == BTF_FIELD_NONE, "%s %s not marked missing",
+		      w->type ? w->type : "(any enum)", w->path ? w->path : "");
+	}
+
+	memcpy(optional, some_missing, sizeof(optional));
+	for (size_t i = 0; i < ARRAY_SIZE(optional); i++)
+		optional[i].optional = true;
+	memset(&out, 0, sizeof(out));
+	assert_int_equal(btf_fields_load(optional, ARRAY_SIZE(optional), &out, NULL), 0);
+	CHECK(out.member == BTF_FIELD_NONE && out.size == BTF_FIELD_NONE, "optional not marked");
+	CHECKS_END();
+}
+
+static void test_bad_wants(void **state)
+{
+	const struct btf_want no_path = R(BTF_WANT_OFFSET, "task_struct", NULL, comm);
+	const struct btf_want no_enumerator = R(BTF_WANT_ENUM, "req_op", NULL, enumerator);
+	const struct btf_want no_type = R(BTF_WANT_SIZE, NULL, NULL, size);
+	struct few out;
+
+	(void)state;
+	assert_int_equal(btf_fields_load(&no_path, 1, &out, NULL), -EINVAL);
+	assert_int_equal(btf_fields_load(&no_enumerator, 1, &out, NULL), -EINVAL);
+	assert_int_equal(btf_fields_load(&no_type, 1, &out, NULL), -EINVAL);
+	assert_int_equal(btf_fields_load(some_missing, 1, &out, "/nonexistent/btf"), -ENOENT);
+	/* Neither raw BTF nor ELF. */
+	assert_true(btf_fields_load(some_missing, 1, &out, "/proc/self/status") < 0);
+}
+
+/* ---- an ELF file with a .BTF section (--btf) ------------------------------ */
+
+/* @path: a relocatable ELF file holding the raw BTF @data in .BTF. */
+static void write_elf(const char *path, void *data, size_t size)
+{
+	static char shstrtab[] = "\0.shstrtab\0.BTF";
+	bool little_endian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	Elf_Scn *names, *btf;
+	Elf64_Ehdr *eh;
+	Elf_Data *d;
+	Elf *e;
+
+	assert_true(fd >= 0);
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	assert_non_null(e = elf_begin(fd, ELF_C_WRITE, NULL));
+	assert_non_null(eh = elf64_newehdr(e));
+	eh->e_ident[EI_DATA] = little_endian ? ELFDATA2LSB : ELFDATA2MSB;
+	eh->e_type = ET_REL;
+	eh->e_machine = EM_BPF;
+	eh->e_version = EV_CURRENT;
+	assert_non_null(names = elf_newscn(e));
+	assert_non_null(d = elf_newdata(names));
+	*d = (Elf_Data){ .d_buf = shstrtab, .d_size = sizeof(shstrtab), .d_type = ELF_T_BYTE,
+			 .d_align = 1, .d_version = EV_CURRENT };
+	*elf64_getshdr(names) = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB };
+	eh->e_shstrndx = (Elf64_Half)elf_ndxscn(names);
+	assert_non_null(btf = elf_newscn(e));
+	assert_non_null(d = elf_newdata(btf));
+	*d = (Elf_Data){ .d_buf = data, .d_size = size, .d_type = ELF_T_BYTE, .d_align = 4,
+			 .d_version = EV_CURRENT };
+	*elf64_getshdr(btf) = (Elf64_Shdr){ .sh_name = 11, .sh_type = SHT_PROGBITS };
+	assert_true(elf_update(e, ELF_C_WRITE) > 0);
+	elf_end(e);
+	close(fd);
+}
+
+static void test_elf_file(void **state)
+{
+	char path[] = "/tmp/test_btf_fields.XXXXXX";
+	struct kernel_layout layout;
+	const void *raw;
+	struct out out;
+	__u32 size = 0;
+	int fd;
+
+	(void)state;
+	NEED_VMLINUX();
+	raw = btf__raw_data(vmlinux, &size);
+	assert_non_null(raw);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_elf(path, (void *)raw, size);
+
+	memset(&out, 0xab, sizeof(out));
+	assert_int_equal(btf_fields_load(all_kinds, ARRAY_SIZE(all_kinds), &out, path), 0);
+	check_against_libbpf(&out);
+	assert_int_equal(kernel_layout_load(&layout, path), 0);
+	CHECK(layout.valid && layout.task_comm == out.comm, "kernel_layout from ELF");
+	unlink(path);
+	CHECKS_END();
+}
+
+/* ---- kernel_layout.c's table ---------------------------------------------- */
+
+static void test_kernel_layout(void **state)
+{
+	struct kernel_layout l;
+
+	(void)state;
+	NEED_VMLINUX();
+	assert_int_equal(kernel_layout_load(&l, NULL), 0);
+	CHECK(l.valid == 1, "not valid");
+	CHECK(l.task_comm == lb_path_bits("task_struct", "comm") / 8, "task_comm %u", l.task_comm);
+	CHECK(l.dentry_name == lb_path_bits("dentry", "d_name.name") / 8, "dentry_name %u",
+	      l.dentry_name);
+	CHECK(l.sb_magic == lb_path_bits("super_block", "s_magic") / 8, "sb_magic %u", l.sb_magic);
+
+	memset(&l, 0xab, sizeof(l));
+	assert_int_equal(kernel_layout_load(&l, "/nonexistent/btf"), -ENOENT);
+	CHECK(l.valid == 0 && l.task_comm == 0, "failed load leaves values");
+	CHECKS_END();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_kind),
+		cmocka_unit_test(test_missing),
+		cmocka_unit_test(test_bad_wants),
+		cmocka_unit_test(test_elf_file),
+		cmocka_unit_test(test_kernel_layout),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

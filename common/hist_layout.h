@@ -25,6 +25,7 @@ enum hist_unit {
 	UNIT_NSECS,
 	UNIT_USECS,
 	UNIT_MSECS,
+	UNIT_BYTES,	/* sizes, not latencies (biolat --size) */
 };
 
 /* One histogram as the kernel fills it and user space reads it. The

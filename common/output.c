@@ -11,6 +11,7 @@ const char *unit_label(enum hist_unit unit)
 	switch (unit) {
 	case UNIT_NSECS: return "nsecs";
 	case UNIT_MSECS: return "msecs";
+	case UNIT_BYTES: return "bytes";
 	default: return "usecs";
 	}
 }
@@ -20,6 +21,7 @@ const char *unit_abbrev(enum hist_unit unit)
 	switch (unit) {
 	case UNIT_NSECS: return "ns";
 	case UNIT_MSECS: return "ms";
+	case UNIT_BYTES: return "B";
 	default: return "us";
 	}
 }
@@ -28,6 +30,7 @@ double unit_scale(enum hist_unit unit)
 {
 	switch (unit) {
 	case UNIT_NSECS: return 1;
+	case UNIT_BYTES: return 1;
 	case UNIT_MSECS: return 1e6;
 	default: return 1e3;
 	}

@@ -15,6 +15,7 @@ const char *probe_kind_name(enum probe_kind kind)
 	switch (kind) {
 	case PROBE_TRACEPOINT: return "tracepoint";
 	case PROBE_FENTRY: return "fentry";
+	case PROBE_RAW_TRACEPOINT: return "raw tracepoint";
 	default: return "kprobe";
 	}
 }
@@ -95,6 +96,7 @@ bool probe_available(const struct probe *p, char *why, size_t len)
 
 	switch (p->kind) {
 	case PROBE_TRACEPOINT:
+	case PROBE_RAW_TRACEPOINT:	/* the same event: tracefs lists it */
 		err = probe_tracepoint_access(p->target, path, sizeof(path));
 		if (!err)
 			return true;
@@ -260,6 +262,22 @@ bool probe_task_storage(void)
 		check_row("start-time store", CHECK_FALLBACK,
 			  "LRU hash by thread id (task storage needs kernel BTF and Linux 5.11+)");
 	return ok;
+}
+
+unsigned long long probe_misses(const struct bpf_object *obj)
+{
+	unsigned long long sum = 0;
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			sum += info.recursion_misses;
+	}
+	return sum;
 }
 
 void probes_detach(const struct tool *t, struct probe_set *ps)

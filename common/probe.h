@@ -9,6 +9,7 @@
 #define MAX_PROBES 32
 
 struct bpf_link;
+struct bpf_object;
 
 struct probe_set {
 	bool chosen[MAX_PROBES];
@@ -32,5 +33,9 @@ bool probe_task_storage(void);
 /* Attach the chosen probes, in the reverse order of the tool's list. */
 int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object *obj);
 void probes_detach(const struct tool *t, struct probe_set *ps);
+/* Runs of @obj's loaded programs the kernel skipped because one of them
+ * was already running on that CPU (an interrupt's event during a
+ * program): the sum of their recursion_misses, since load. */
+unsigned long long probe_misses(const struct bpf_object *obj);
 
 #endif /* COMMON_PROBE_H */

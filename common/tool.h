@@ -44,6 +44,8 @@ enum probe_kind {
 	PROBE_TRACEPOINT,	/* target "category/name" */
 	PROBE_FENTRY,		/* target: kernel function (BTF trampoline) */
 	PROBE_KPROBE,		/* target: kernel function */
+	PROBE_RAW_TRACEPOINT,	/* target "category/name": the raw arguments,
+				 * no record copy (block_rq_issue's request) */
 };
 
 /* One way to observe one event. Probes naming the same event are its

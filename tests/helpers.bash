@@ -21,6 +21,7 @@ common_teardown() {
 	touch "$T/go" "$T/hold"
 	wait 2>/dev/null || true
 	[ -z "${NONROOT_DIR:-}" ] || rm -rf "$NONROOT_DIR"
+	[ -z "${LOOP:-}" ] || loop_teardown
 }
 
 # wait_for FILE REGEX: until a line of FILE matches, at most WAIT_SECS.
@@ -233,4 +234,38 @@ for o in objs:
     if not valid and (hexv is None or hexv != hexv.lower() or bytes.fromhex(hexv) != raw):
         sys.exit("key.%s_hex is %r, expected %r" % (field, hexv, raw.hex()))
 ' "$@"
+}
+
+# loop_setup [SIZE_MB]: a loop device over a file in $T (default 64 MiB,
+# allocated so direct I/O reaches the backing disk), in direct-I/O mode with
+# no I/O scheduler (every request goes straight to the driver: no merging,
+# no reordering); sets LOOP (/dev/loopN) and LOOPNAME (loopN). Skips the
+# test where loop devices cannot be made. common_teardown detaches it.
+loop_setup() {
+	local mb=${1:-64} file=$T/loop.img out
+	command -v losetup >/dev/null || skip "no losetup (util-linux)"
+	fallocate -l "${mb}M" "$file" 2>/dev/null || truncate -s "${mb}M" "$file"
+	out=$(losetup --direct-io=on --find --show "$file" 2>&1) ||
+		skip "losetup cannot attach a loop device here: $out"
+	LOOP=$out
+	LOOPNAME=${LOOP#/dev/}
+	export LOOP LOOPNAME
+	# udev probes a new device (blkid reads it): let that finish first.
+	! command -v udevadm >/dev/null || udevadm settle --timeout="$WAIT_SECS" || true
+	[ ! -w "/sys/block/$LOOPNAME/queue/scheduler" ] ||
+		echo none > "/sys/block/$LOOPNAME/queue/scheduler"
+}
+
+# loop_teardown: detach the loop_setup device, if any (safe to call again).
+loop_teardown() {
+	[ -n "${LOOP:-}" ] || return 0
+	losetup -d "$LOOP" 2>/dev/null || true
+	LOOP= LOOPNAME=
+}
+
+# disk_ios NAME: the I/O requests /sys/block/NAME/stat counts as completed:
+# reads + writes + discards (4.18+) + flushes (5.5+), fields 1, 5, 12, 16.
+disk_ios() {
+	awk '{ n = $1 + $5; if (NF >= 12) n += $12; if (NF >= 16) n += $16; print n }' \
+		"/sys/block/$1/stat"
 }

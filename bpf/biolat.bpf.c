@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* biolat: block I/O latency, from a request's issue to the driver (or its
+ * insertion into the OS queue, -Q) to its completion; or request sizes. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "hist.bpf.h"
+#include "filter.bpf.h"
+#include "inflight.bpf.h"
+#include "biolat.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile struct block_layout blk = {};
+const volatile __u8 by = 0;			/* enum biolat_by */
+const volatile __u32 flags_mask = 0;		/* -F: the cmd_flags bits kept */
+const volatile __u32 filter_dev = 0;		/* -d: this disk only */
+const volatile bool queued = false;		/* -Q: from insertion */
+const volatile bool by_submitter = false;	/* -p/-t/-n/-c: filter by submitter */
+const volatile bool sizes = false;		/* --size: bytes, not latency */
+
+struct biolat_totals totals SEC(".bss");
+
+/* A request between its first sighting and its completion. */
+struct rq_entry {
+	struct inflight_head head;
+	__u64 ts;		/* start: issue (or insertion with -Q); 0 not yet */
+	__u32 dev;
+	__u32 flags;
+	__u32 bytes;		/* its size at issue */
+	__u32 skip;		/* submitted by a process the filters exclude */
+};
+
+#define INFLIGHT_SLOTS 8192
+INFLIGHT_MAP(inflight, struct rq_entry, INFLIGHT_SLOTS);
+
+KEYED_HIST_MAP(hists_a, struct biolat_key, BIOLAT_MAX_KEYS);
+KEYED_HIST_MAP(hists_b, struct biolat_key, BIOLAT_MAX_KEYS);
+KEYED_HIST_SLOT(hists, hists_a);
+
+static __always_inline void *read_ptr(const void *base, __u32 off)
+{
+	void *p = NULL;
+
+	bpf_probe_read_kernel(&p, sizeof(p), (const char *)base + off);
+	return p;
+}
+
+static __always_inline __u32 read_u32(const void *base, __u32 off)
+{
+	__u32 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (const char *)base + off);
+	return v;
+}
+
+/* The request's disk, as a kernel dev_t (its gendisk's first minor). */
+static __always_inline __u32 rq_dev(void *rq)
+{
+	void *disk;
+
+	if (blk.rq_disk != BIOLAT_NO_FIELD)
+		disk = read_ptr(rq, blk.rq_disk);
+	else
+		disk = read_ptr(read_ptr(rq, blk.rq_q), blk.q_disk);
+	if (!disk)
+		return 0;
+	return read_u32(disk, blk.disk_major) << 20 | read_u32(disk, blk.disk_first_minor);
+}
+
+/* The request is seen for the first time (inserted, or issued directly):
+ * in the context of the process that submitted it, which the filters
+ * judge here, once. */
+static __always_inline struct rq_entry *rq_first_seen(void *rq, __u64 now)
+{
+	struct rq_entry *e;
+	__u32 dev = rq_dev(rq);
+
+	if (filter_dev && dev != filter_dev)
+		return NULL;
+	e = (struct rq_entry *)inflight_claim(&inflight, INFLIGHT_SLOTS, (__u64)rq, now,
+					      sizeof(*e), &totals.evicted);
+	if (!e)
+		return NULL;
+	e->dev = dev;
+	e->skip = by_submitter && !traced();
+	return e;
+}
+
+/* The entry of the request in insert/issue's arguments, made if new. */
+static __always_inline struct rq_entry *rq_entry(struct bpf_raw_tracepoint_args *ctx, void **rq,
+						 __u64 now)
+{
+	struct rq_entry *e;
+
+	*rq = (void *)(blk.rq_arg ? ctx->args[1] : ctx->args[0]);
+	e = (struct rq_entry *)inflight_find(&inflight, INFLIGHT_SLOTS, (__u64)*rq);
+	return e ? e : rq_first_seen(*rq, now);
+}
+
+SEC("raw_tp/block_rq_insert")
+int rq_insert(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct rq_entry *e;
+	void *rq;
+
+	e = rq_entry(ctx, &rq, now);
+	/* -Q: time from the first insertion (a requeued request keeps it). */
+	if (e && queued && !e->ts)
+		e->ts = now;
+	return 0;
+}
+
+SEC("raw_tp/block_rq_issue")
+int rq_issue(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct rq_entry *e;
+	void *rq;
+
+	e = rq_entry(ctx, &rq, now);
+	if (!e)
+		return 0;
+	e->flags = read_u32(rq, blk.rq_cmd_flags) & flags_mask;
+	e->bytes = read_u32(rq, blk.rq_data_len);
+	/* Without -Q, the last issue counts (a requeued request is issued again). */
+	if (!queued || !e->ts)
+		e->ts = now;
+	return 0;
+}
+
+static __always_inline struct hist *hist_for(const struct rq_entry *e)
+{
+	struct biolat_key key = {};
+	struct hist_interval *iv;
+	bool created;
+
+	if (!by) {
+		iv = interval_now();
+		return iv ? &iv->hist : NULL;
+	}
+	if (by & BY_DISK)
+		key.dev = e->dev;
+	if (by & BY_FLAGS)
+		key.flags = e->flags;
+	return hist_keyed(&hists, &key, &created);
+}
+
+/* Counted once per request, at the completion that ends it (a driver may
+ * complete a request in parts); failed requests are timed too, and
+ * counted in errors. */
+SEC("raw_tp/block_rq_complete")
+int rq_complete(struct bpf_raw_tracepoint_args *ctx)
+{
+	void *rq = (void *)ctx->args[0];
+	__u32 nr_bytes = (__u32)ctx->args[2];
+	__u64 now = bpf_ktime_get_ns();
+	struct hist_interval *iv;
+	struct rq_entry *e, v;
+	struct hist *h;
+
+	/* Not the last part of the request: its completion is still to come. */
+	if (nr_bytes < read_u32(rq, blk.rq_data_len))
+		return 0;
+	e = (struct rq_entry *)inflight_find(&inflight, INFLIGHT_SLOTS, (__u64)rq);
+	if (e) {
+		v = *e;
+		if (!inflight_release(&e->head, (__u64)rq))
+			e = NULL;	/* evicted meanwhile: v may be another's */
+	}
+	if (!e || !v.ts) {
+		/* Issued before tracing started, or its entry was evicted. */
+		if (filter_dev && rq_dev(rq) != filter_dev)
+			return 0;
+		iv = interval_now();
+		if (iv)
+			iv->unmatched++;
+		return 0;
+	}
+	if (v.skip)
+		return 0;
+	h = hist_for(&v);
+	if (!h)
+		return 0;
+	if (sizes)
+		hist_add(h, v.bytes, v.bytes, by != 0);
+	else
+		hist_add_ns(h, now - v.ts, by != 0);
+	if (ctx->args[1])
+		__sync_fetch_and_add(&h->errors, 1);
+	return 0;
+}

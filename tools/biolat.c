@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* biolat: summarize block device I/O latency (or request sizes) as a
+ * histogram, for all disks, per disk or per I/O flag set. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "btf_fields.h"
+#include "diag.h"
+#include "drain.h"
+#include "keyed.h"
+#include "probe.h"
+#include "tool.h"
+#include "biolat.h"
+#include "biolat.skel.h"
+
+enum {
+	OPT_SIZE = 0x2000,
+};
+
+static struct {
+	unsigned int by;		/* enum biolat_by */
+	bool queued, sizes;
+	bool by_submitter;		/* -p -t -n -c: filter by who submitted */
+	const char *disk;		/* -d, as given */
+	__u32 dev;			/* -d, as a kernel dev_t */
+} opt;
+
+/* How requests look on this kernel: struct request offsets for the
+ * programs; the numbers of the operations and flags that -F names. */
+struct request_bits {
+	__u32 rq_params;		/* of btf_trace_block_rq_issue: 3 before 5.11 */
+	__u32 flag_first;		/* __REQ_FAILFAST_DEV: the op is in the bits below */
+	__u32 op[6];			/* REQ_OP_READ, WRITE, FLUSH, DISCARD, SECURE_ERASE, WRITE_ZEROES */
+	__u32 flag[6];			/* __REQ_SYNC, META, FUA, PREFLUSH, RAHEAD, BACKGROUND */
+};
+
+static const char *const op_names[6] = { "Read", "Write", "Flush", "Discard", "SecureErase",
+					 "WriteZeroes" };
+static const char *const flag_names[6] = { "Sync", "Meta", "FUA", "PreFlush", "ReadAhead",
+					   "Background" };
+
+static struct block_layout layout;
+static struct request_bits bits;
+static struct biolat_bpf *skel;
+static struct keyed_hist keyed;
+static struct drain drain;
+static const struct run_config *config;
+static __u64 misses_seen;		/* of the kernel's recursion misses, already reported */
+
+#define L(f, t, p) BTF_WANT(BTF_WANT_OFFSET, t, p, struct block_layout, f, false)
+#define L_OPT(f, t, p) BTF_WANT(BTF_WANT_OFFSET, t, p, struct block_layout, f, true)
+static const struct btf_want layout_wants[] = {
+	L(rq_q, "request", "q"),
+	L_OPT(rq_disk, "request", "rq_disk"),
+	L(rq_cmd_flags, "request", "cmd_flags"),
+	L(rq_data_len, "request", "__data_len"),
+	L_OPT(q_disk, "request_queue", "disk"),
+	L(disk_major, "gendisk", "major"),
+	L(disk_first_minor, "gendisk", "first_minor"),
+};
+
+#define E(f, name) BTF_WANT(BTF_WANT_ENUM, NULL, name, struct request_bits, f, true)
+static const struct btf_want bits_wants[] = {
+	BTF_WANT(BTF_WANT_PARAMS, "btf_trace_block_rq_issue", NULL, struct request_bits, rq_params, false),
+	E(flag_first, "__REQ_FAILFAST_DEV"),
+	E(op[0], "REQ_OP_READ"), E(op[1], "REQ_OP_WRITE"), E(op[2], "REQ_OP_FLUSH"),
+	E(op[3], "REQ_OP_DISCARD"), E(op[4], "REQ_OP_SECURE_ERASE"), E(op[5], "REQ_OP_WRITE_ZEROES"),
+	E(flag[0], "__REQ_SYNC"), E(flag[1], "__REQ_META"), E(flag[2], "__REQ_FUA"),
+	E(flag[3], "__REQ_PREFLUSH"), E(flag[4], "__REQ_RAHEAD"), E(flag[5], "__REQ_BACKGROUND"),
+};
+#define NWANTS(w) (sizeof(w) / sizeof((w)[0]))
+
+static const struct argp_option options[] = {
+	{ "queued", 'Q', NULL, 0, "Include the time queued in the OS (from insertion, not issue)", 0 },
+	{ "per-disk", 'D', NULL, 0, "One histogram per disk", 0 },
+	{ "per-flags", 'F', NULL, 0, "One histogram per I/O operation and flag set", 0 },
+	{ "disk", 'd', "DISK", 0, "This disk only (a name in /sys/block, as sda or nvme0n1)", 0 },
+	{ "size", OPT_SIZE, NULL, 0, "Histogram of request sizes in bytes, not of latency", 0 },
+	{},
+};
+
+/* Listed start before end: they are attached last to first. */
+static const struct probe probes[] = {
+	{ "block_rq_insert", PROBE_RAW_TRACEPOINT, "block/block_rq_insert", "rq_insert", false },
+	{ "block_rq_issue", PROBE_RAW_TRACEPOINT, "block/block_rq_issue", "rq_issue", false },
+	{ "block_rq_complete", PROBE_RAW_TRACEPOINT, "block/block_rq_complete", "rq_complete", false },
+};
+
+/* Whole disks, as /sys/block lists them, comma-separated into @buf. */
+static void list_disks(char *buf, size_t len)
+{
+	DIR *d = opendir("/sys/block");
+	struct dirent *de;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	while (d && (de = readdir(d)) && n < len)
+		if (de->d_name[0] != '.')
+			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", de->d_name);
+	if (d)
+		closedir(d);
+}
+
+/* "MAJ:MIN" of a /sys file, as a kernel dev_t. */
+static int read_dev(const char *path, __u32 *dev)
+{
+	unsigned int major, minor;
+	FILE *f = fopen(path, "re");
+	int n = f ? fscanf(f, "%u:%u", &major, &minor) : 0;
+
+	if (f)
+		fclose(f);
+	if (n != 2)
+		return -1;
+	*dev = major << 20 | minor;
+	return 0;
+}
+
+static int parse_disk(const char *arg, struct run_config *rc)
+{
+	char path[320], disks[1024];
+
+	opt.disk = arg;
+	if (*arg && !strchr(arg, '/') && strcmp(arg, ".") && strcmp(arg, "..") && strlen(arg) < 64) {
+		snprintf(path, sizeof(path), "/sys/block/%s/dev", arg);
+		if (!read_dev(path, &opt.dev))
+			return 0;
+		snprintf(path, sizeof(path), "/sys/class/block/%s/partition", arg);
+		if (!access(path, F_OK))
+			return cli_error(rc, "'%s' is a partition: biolat traces whole disks "
+					 "(the disk it is on, in /sys/class/block/%s/..)", arg, arg);
+	}
+	list_disks(disks, sizeof(disks));
+	return cli_error(rc, "unknown disk '%s' for -d: expected one of %s", arg,
+			 disks[0] ? disks : "(none: /sys/block is empty)");
+}
+
+static int parse(int key, char *arg, struct run_config *rc)
+{
+	switch (key) {
+	case 'Q':
+		opt.queued = true;
+		return 0;
+	case 'D':
+		opt.by |= BY_DISK;
+		return 0;
+	case 'F':
+		opt.by |= BY_FLAGS;
+		return 0;
+	case 'd':
+		return parse_disk(arg, rc);
+	case OPT_SIZE:
+		opt.sizes = true;
+		return 0;
+	}
+	return ARGP_ERR_UNKNOWN;
+}
+
+static int validate(struct run_config *rc)
+{
+	/* The shared process filters judge the process that submitted the I/O. */
+	opt.by_submitter = rc->pid || rc->tid || rc->comm[0] || rc->cgroup;
+	if (!opt.sizes)
+		return 0;
+	if (rc->unit != UNIT_USECS)
+		return cli_error(rc, "--size counts bytes: -m and --ns do not apply");
+	if (opt.queued)
+		return cli_error(rc, "--size counts bytes: -Q (time queued) does not apply");
+	rc->unit = UNIT_BYTES;
+	return 0;
+}
+
+static bool wants(const char *event)
+{
+	/* The insertion is where a queued request's submitter is seen. */
+	if (!strcmp(event, "block_rq_insert"))
+		return opt.queued || opt.by_submitter;
+	return true;
+}
+
+static int features(const struct run_config *rc)
+{
+	int err;
+
+	config = rc;
+	err = btf_fields_load(layout_wants, NWANTS(layout_wants), &layout, rc->btf_path);
+	if (!err)
+		err = btf_fields_load(bits_wants, NWANTS(bits_wants), &bits, rc->btf_path);
+	if (!err && layout.rq_disk == BTF_FIELD_NONE && layout.q_disk == BTF_FIELD_NONE)
+		err = -ENOENT;
+	if (err) {
+		check_row("request layout", CHECK_FAILED,
+			  "cannot read struct request from kernel BTF (%s): biolat needs it to find "
+			  "a request's disk, size and flags; pass a BTF file with --btf FILE",
+			  strerror(-err));
+		return -1;
+	}
+	layout.rq_arg = bits.rq_params >= 3;	/* (q, rq) before 5.11 */
+	check_row("request layout", CHECK_OK, "from kernel BTF: disk via %s, request argument %u",
+		  layout.rq_disk != BTF_FIELD_NONE ? "rq->rq_disk" : "rq->q->disk", layout.rq_arg);
+	return 0;
+}
+
+static __u32 flags_mask(void)
+{
+	__u32 mask = bits.flag_first != BTF_FIELD_NONE && bits.flag_first < 32 ?
+		     (1U << bits.flag_first) - 1 : 0xff;
+
+	for (int i = 0; i < 6; i++)
+		if (bits.flag[i] < 32)
+			mask |= 1U << bits.flag[i];
+	return mask;
+}
+
+static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
+{
+	skel = biolat_bpf__open_opts(tool_open_opts(rc));
+	if (!skel)
+		return NULL;
+	skel->rodata->blk = layout;
+	skel->rodata->by = (__u8)opt.by;
+	skel->rodata->flags_mask = flags_mask();
+	skel->rodata->filter_dev = opt.dev;
+	skel->rodata->queued = opt.queued;
+	skel->rodata->by_submitter = opt.by_submitter;
+	skel->rodata->sizes = opt.sizes;
+	if (!opt.by) {
+		bpf_map__set_max_entries(skel->maps.hists_a, 1);
+		bpf_map__set_max_entries(skel->maps.hists_b, 1);
+	}
+	return skel->skeleton;
+}
+
+static int loaded(const struct run_config *rc, struct output *out)
+{
+	int err;
+
+	(void)rc;
+	(void)out;
+	if (opt.by) {
+		err = keyed_hist_init(&keyed, skel->maps.hists, skel->maps.hists_a, skel->maps.hists_b);
+		if (err) {
+			diag_error("cannot set up per-key histograms: %s", strerror(-err));
+			return err;
+		}
+	}
+	err = drain_init(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur,
+			 opt.by ? &keyed : NULL);
+	if (err)
+		diag_error("cannot set up the interval drain: %s", strerror(-err));
+	return err;
+}
+
+/* The disk's name, from /sys/dev/block/MAJ:MIN (a link into /sys/devices). */
+static void disk_name(__u32 dev, char *buf, size_t len)
+{
+	char path[64], link[512], *base;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", dev >> 20, dev & 0xfffff);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0) {
+		snprintf(buf, len, "%u:%u", dev >> 20, dev & 0xfffff);
+		return;
+	}
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	snprintf(buf, len, "%.*s", (int)(len - 1), base ? base + 1 : link);
+}
+
+/* As bcc's biolatency names them: the flags, then the operation ("Sync-Write"). */
+static void flags_name(__u32 flags, char *buf, size_t len)
+{
+	__u32 op = flags & ((bits.flag_first < 32 ? 1U << bits.flag_first : 0x100) - 1);
+	size_t n = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < 6; i++)
+		if (bits.flag[i] < 32 && flags & (1U << bits.flag[i]))
+			n += snprintf(buf + n, len > n ? len - n : 0, "%s-", flag_names[i]);
+	for (i = 0; i < 6 && bits.op[i] != op; i++)
+		;
+	if (i < 6)
+		snprintf(buf + n, len > n ? len - n : 0, "%s", op_names[i]);
+	else
+		snprintf(buf + n, len > n ? len - n : 0, "Op%u", op);
+}
+
+static int by_key(const void *a, const void *b)
+{
+	const struct biolat_key *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->flags < y->flags ? -1 : x->flags > y->flags;
+}
+
+/* I/Os the kernel did not let the programs see (one of them was already
+ * running on that CPU: a completion interrupting a completion) and adds
+ * that found the per-key map full. Both are counted, never silent. */
+static long long lost_now(const struct hist_interval *iv)
+{
+	__u64 misses = probe_misses(skel->obj), delta = misses - misses_seen;
+
+	misses_seen = misses;
+	return (long long)(delta + iv->lost_keys);
+}
+
+static int report(struct output *out)
+{
+	struct hist_extra x = { .errors = true, .lost = 0, .unmatched = -1 };
+	char disk[64], flags[128];
+	struct keyed_snapshot snap;
+	struct hist_interval iv;
+	int err;
+
+	err = drain_interval(&drain, &iv, opt.by ? &snap : NULL);
+	if (err) {
+		diag_error("cannot read the histograms: %s", strerror(-err));
+		if (opt.by)
+			keyed_snapshot_free(&snap);
+		return err;
+	}
+	x.lost = lost_now(&iv);
+	/* Requests in flight at attach: shown where a reader can tell them
+	 * from the counts. */
+	if (config->json || config->verbose)
+		x.unmatched = (long long)iv.unmatched;
+	if (!opt.by || !snap.n) {
+		output_hist(out, NULL, 0, &iv.hist, &x);
+	} else {
+		keyed_sort(&snap, by_key);
+		for (size_t i = 0; i < snap.n; i++) {
+			const struct biolat_key *k = keyed_key(&snap, i);
+			struct key_field key[2];
+			int nkey = 0;
+
+			if (opt.by & BY_DISK) {
+				disk_name(k->dev, disk, sizeof(disk));
+				key[nkey++] = (struct key_field)KEY_STRING("disk", disk);
+			}
+			if (opt.by & BY_FLAGS) {
+				flags_name(k->flags, flags, sizeof(flags));
+				key[nkey++] = (struct key_field)KEY_STRING("flags", flags);
+			}
+			output_hist(out, key, nkey, keyed_value(&snap, i), &x);
+		}
+	}
+	if (x.lost > 0 && !out->json)
+		diag_error("%lld I/Os not counted: the kernel skipped a program nested on one CPU, "
+			   "or more than %d disks/flag sets in one interval", x.lost, BIOLAT_MAX_KEYS);
+	if (opt.by)
+		keyed_snapshot_free(&snap);
+	return 0;
+}
+
+static void finish(struct output *out)
+{
+	__u64 evicted = skel->bss->totals.evicted;
+	struct json j;
+
+	if (!evicted)
+		return;
+	if (!out->json) {
+		fprintf(stderr, "%llu requests in flight were dropped from the table for newer ones "
+			"(never completed, or more than %d in flight)\n",
+			(unsigned long long)evicted, 8192);
+		return;
+	}
+	output_now(out);
+	output_json_begin(out, &j);
+	json_u64(&j, "evicted", evicted);
+	json_end(&j);
+}
+
+static void close_bpf(void)
+{
+	drain_close(&drain);
+	biolat_bpf__destroy(skel);
+}
+
+static const char *banner(void)
+{
+	static char text[160];
+
+	snprintf(text, sizeof(text), "Tracing block device I/O%s%s%s", opt.disk ? " on " : "",
+		 opt.disk ? opt.disk : "", opt.sizes ? " sizes" : "");
+	return text;
+}
+
+static const struct tool biolat = {
+	.name = "biolat",
+	.summary = "Summarize block device I/O latency as a histogram.",
+	.doc = "Examples:\n"
+	       "  biolat                  # all disks, histogram at Ctrl-C\n"
+	       "  biolat 1 10             # print every second, 10 times\n"
+	       "  biolat -mT 1            # milliseconds, with a timestamp\n"
+	       "  biolat -Q               # include the time queued in the OS\n"
+	       "  biolat -D               # one histogram per disk: p99 by disk\n"
+	       "  biolat -F               # one per I/O flag set (reads, writes, ...)\n"
+	       "  biolat -d sda           # disk sda only\n"
+	       "  biolat -p 181           # I/O submitted by process 181\n"
+	       "  biolat --size -D        # request sizes per disk\n",
+	.banner = banner,
+	.shared = SHARED_FILTERS | SHARED_UNITS,
+	.options = options,
+	.parse = parse,
+	.validate = validate,
+	.probes = probes,
+	.nprobes = sizeof(probes) / sizeof(probes[0]),
+	.wants = wants,
+	.features = features,
+	.open = open_bpf,
+	.loaded = loaded,
+	.report = report,
+	.finish = finish,
+	.close = close_bpf,
+};
+
+int main(int argc, char **argv)
+{
+	return tool_run(&biolat, argc, argv);
+}

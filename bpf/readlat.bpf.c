@@ -15,6 +15,8 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u8 mode = READLAT_HIST;
 const volatile bool errors_in_hist = false;
 const volatile __u64 slower_ns = 0;
+/* -B: split reads by whether they submitted or waited for block I/O. */
+const volatile bool by_cache = false;
 
 /* --slower keeps counts only: a histogram per read would be wasted work. */
 struct readlat_totals totals SEC(".bss");
@@ -75,15 +77,20 @@ static __always_inline void send_file_name(const struct readlat_key *key, void *
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline struct hist *keyed_hist(__s32 fd)
+static __always_inline struct hist *keyed_hist(__s32 fd, __u32 disk)
 {
 	struct readlat_key key = {};
 	struct hist *h;
 	void *file = NULL;
 	bool created;
 
-	key.pid = current_ids() >> 32;
+	key.disk = disk;
 	key.fd = -1;
+	if (mode == READLAT_HIST) {	/* -B alone: one histogram per source */
+		h = hist_keyed(&hists, &key, &created);
+		return h;
+	}
+	key.pid = current_ids() >> 32;
 	if (mode == READLAT_PER_FD) {
 		key.fd = fd;
 		file = task_fd_file(fd);
@@ -126,6 +133,7 @@ static __always_inline void read_done(struct start *s, __u64 now, long ret)
 {
 	__u64 delta = now - s->ts;
 	__s32 fd = s->fd;
+	__u32 disk = by_cache && s->arg[0];
 	struct hist *h;
 
 	start_release(s);
@@ -133,18 +141,18 @@ static __always_inline void read_done(struct start *s, __u64 now, long ret)
 		on_slower(delta, ret, fd);
 		return;
 	}
-	if (mode == READLAT_HIST) {
+	if (mode == READLAT_HIST && !by_cache) {
 		struct hist_interval *iv = interval_now();
 
 		if (!iv)
 			return;
 		h = &iv->hist;
 	} else {
-		h = keyed_hist(fd);
+		h = keyed_hist(fd, disk);
 	}
 	if (!h || !counted(ret, &h->errors))
 		return;
-	hist_add_ns(h, delta, mode != READLAT_HIST);
+	hist_add_ns(h, delta, mode != READLAT_HIST || by_cache);
 }
 
 static __always_inline int on_enter(__u64 fd)
@@ -156,6 +164,8 @@ static __always_inline int on_enter(__u64 fd)
 	s = start_begin();
 	if (s) {
 		s->fd = (__s32)fd;
+		if (by_cache)
+			s->arg[0] = 0;
 		s->ts = bpf_ktime_get_ns();
 	}
 	return 0;
@@ -196,6 +206,40 @@ int signal_deliver(struct signal_deliver_ctx *ctx)
 
 	if (s)
 		read_done(s, s->exit_ts, -EINTR_ERR);
+	return 0;
+}
+
+/* -B: the current thread, if it is in a read, needed the disk for it. */
+static __always_inline void read_needs_disk(void)
+{
+	struct start *s = start_get();
+
+	if (s && s->ts)
+		s->arg[0] = 1;
+}
+
+/* A bio is submitted, in the context of the thread that submits it:
+ * synchronous readahead or direct I/O of the read in progress. */
+SEC("raw_tp/block_bio_queue")
+int bio_queue(void *ctx)
+{
+	read_needs_disk();
+	return 0;
+}
+
+/* The current thread is switched out (the tracepoint runs before the
+ * switch): in a read and waiting for I/O (io_schedule() sets
+ * in_iowait), such as a page another thread's readahead is reading. */
+SEC("raw_tp/sched_switch")
+int sched_switch(void *ctx)
+{
+	__u8 byte = 0;
+
+	if (!layout.valid || layout.task_in_iowait == KERNEL_LAYOUT_NONE)
+		return 0;
+	bpf_probe_read_kernel(&byte, 1, (char *)bpf_get_current_task() + layout.task_in_iowait / 8);
+	if (byte & (1 << (layout.task_in_iowait % 8)))
+		read_needs_disk();
 	return 0;
 }
 

@@ -30,6 +30,7 @@ static struct {
 	unsigned int syscalls;		/* bit i: syscall_names[i] */
 	double slower_us;
 	bool errors_in_hist;
+	bool by_cache;			/* -B */
 	bool task_storage;
 } opt = { .syscalls = 1 };
 
@@ -49,6 +50,8 @@ static const struct argp_option options[] = {
 	{ "per-fd", 'F', NULL, 0, "One histogram per process and file descriptor", 0 },
 	{ "slower", OPT_SLOWER, "USECS", 0, "Print each read slower than USECS, one line each", 0 },
 	{ "errors", OPT_ERRORS, NULL, 0, "Put failed reads in the histogram too (always counted)", 0 },
+	{ "by-cache", 'B', NULL, 0, "Two histograms: reads that submitted or waited for block I/O "
+	  "(disk) and reads that did not (cache)", 0 },
 	{},
 };
 
@@ -65,6 +68,9 @@ static const struct probe probes[] = {
 	READ_PROBES("preadv2"),
 	/* A read interrupted by a signal: restarted, or EINTR (rare: off the read path). */
 	{ "signal_deliver", PROBE_TRACEPOINT, "signal/signal_deliver", "signal_deliver", false },
+	/* -B: a read that submits block I/O, or sleeps waiting for I/O. */
+	{ "block_bio_queue", PROBE_RAW_TRACEPOINT, "block/block_bio_queue", "bio_queue", false },
+	{ "sched_switch", PROBE_RAW_TRACEPOINT, "sched/sched_switch", "sched_switch", false },
 };
 
 /* Reads the list without cutting it up: argv stays as given (ps shows it). */
@@ -120,6 +126,9 @@ static int parse(int key, char *arg, struct run_config *rc)
 	case OPT_ERRORS:
 		opt.errors_in_hist = true;
 		return 0;
+	case 'B':
+		opt.by_cache = true;
+		return 0;
 	}
 	return ARGP_ERR_UNKNOWN;
 }
@@ -128,6 +137,8 @@ static bool wants(const char *event)
 {
 	const char *sc;
 
+	if (!strcmp(event, "block_bio_queue") || !strcmp(event, "sched_switch"))
+		return opt.by_cache;
 	if (strncmp(event, "sys_", 4))
 		return true;
 	sc = strchr(event + strlen("sys_"), '_') + 1;
@@ -138,16 +149,40 @@ static bool wants(const char *event)
 	return false;
 }
 
+static bool keyed_mode(void)
+{
+	return opt.mode == READLAT_PER_PROCESS || opt.mode == READLAT_PER_FD || opt.by_cache;
+}
+
+static int validate(struct run_config *rc)
+{
+	if (opt.by_cache && (opt.mode == READLAT_PER_FD || opt.mode == READLAT_SLOWER))
+		return cli_error(rc, "-B cannot be combined with -F or --slower");
+	return 0;
+}
+
 /* Where start times wait (probe_task_storage), and for -P/-F how to name
  * a process and a file. */
 static int features(const struct run_config *rc)
 {
+	bool per_key = opt.mode == READLAT_PER_PROCESS || opt.mode == READLAT_PER_FD;
+	int err;
+
 	opt.task_storage = probe_task_storage();
-	if (opt.mode != READLAT_PER_PROCESS && opt.mode != READLAT_PER_FD)
+	if (!per_key && !opt.by_cache)
 		return 0;
-	/* Naming a process by its leader, a file by what it is: offsets
-	 * read from kernel BTF (only these modes pay for parsing it). */
-	if (kernel_layout_load(&layout, rc->btf_path) == 0)
+	/* Naming a process by its leader, a file by what it is, seeing a
+	 * thread wait for I/O: offsets read from kernel BTF (only these
+	 * modes pay for reading it). */
+	err = kernel_layout_load(&layout, rc->btf_path);
+	if (opt.by_cache && !err && layout.task_in_iowait != KERNEL_LAYOUT_NONE)
+		check_row("waits for I/O (-B)", CHECK_OK, "task_struct.in_iowait from kernel BTF");
+	else if (opt.by_cache)
+		check_row("waits for I/O (-B)", CHECK_FALLBACK, "no kernel BTF: -B sees the block I/O "
+			  "a read submits, not a wait for I/O that another thread submitted");
+	if (!per_key)
+		return 0;
+	if (!err)
 		check_row("process and file names", CHECK_OK, "kernel struct offsets from BTF");
 	else
 		check_row("process and file names", CHECK_FALLBACK,
@@ -164,12 +199,13 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	skel->rodata->mode = (__u8)opt.mode;
 	skel->rodata->layout = layout;
 	skel->rodata->errors_in_hist = opt.errors_in_hist;
+	skel->rodata->by_cache = opt.by_cache;
 	skel->rodata->use_task_storage = opt.task_storage;
 	skel->rodata->slower_ns = (__u64)(opt.slower_us * 1000);
 	/* Size down what this mode does not use. */
 	if (opt.task_storage)
 		bpf_map__set_max_entries(skel->maps.start_tid, (__u32)libbpf_num_possible_cpus());
-	if (opt.mode != READLAT_PER_PROCESS && opt.mode != READLAT_PER_FD) {
+	if (!keyed_mode()) {
 		bpf_map__set_max_entries(skel->maps.hists_a, 1);
 		bpf_map__set_max_entries(skel->maps.hists_b, 1);
 	}
@@ -216,11 +252,6 @@ static int on_event(void *ctx, void *data, size_t size)
 	else if (size >= sizeof(struct readlat_file_event) && *kind == READLAT_EV_FILE)
 		filenames_add(&files, &((const struct readlat_file_event *)data)->name);
 	return 0;
-}
-
-static bool keyed_mode(void)
-{
-	return opt.mode == READLAT_PER_PROCESS || opt.mode == READLAT_PER_FD;
 }
 
 static int loaded(const struct run_config *rc, struct output *out)
@@ -275,7 +306,9 @@ static int by_pid_fd(const void *a, const void *b)
 		return x->fd < y->fd ? -1 : 1;
 	if (x->dev != y->dev)
 		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return x->disk < y->disk ? -1 : x->disk > y->disk;
 }
 
 /* The name the kernel sent when the file was first read; failing that
@@ -308,11 +341,36 @@ static struct hist_extra interval_extra(const struct hist_interval *iv)
 	return x;
 }
 
+static const char *source_name(__u32 disk)
+{
+	return disk ? "disk" : "cache";
+}
+
+/* -B alone: both sources, every interval, in the same order. */
+static void report_sources(struct output *out, struct keyed_snapshot *snap, const struct hist_extra *x)
+{
+	static const struct hist empty;
+
+	for (__u32 disk = 0; disk < 2; disk++) {
+		const struct hist *h = &empty;
+		struct key_field key[1] = { KEY_STRING("source", source_name(disk)) };
+
+		for (size_t i = 0; i < snap->n; i++)
+			if (((const struct readlat_key *)keyed_key(snap, i))->disk == disk)
+				h = keyed_value(snap, i);
+		output_hist(out, key, 1, h, x);
+	}
+}
+
 static int report_keyed(struct output *out, struct keyed_snapshot *snap, const struct hist_extra *x)
 {
 	char path[FILENAME_LABEL_MAX], comm[FILTER_COMM_LEN + 1];
 
 	keyed_sort(snap, by_pid_fd);
+	if (opt.mode == READLAT_HIST) {
+		report_sources(out, snap, x);
+		return 0;
+	}
 	for (size_t i = 0; i < snap->n; i++) {
 		const struct readlat_key *k = keyed_key(snap, i);
 		struct key_field key[4] = {
@@ -321,11 +379,14 @@ static int report_keyed(struct output *out, struct keyed_snapshot *snap, const s
 			KEY_INT("fd", k->fd),
 			KEY_STRING("path", path),
 		};
+		int nkey = opt.mode == READLAT_PER_FD ? 4 : 2;
 
 		keyed_process_name(bpf_map__fd(skel->maps.names), k->pid, comm, sizeof(comm));
 		if (opt.mode == READLAT_PER_FD)
 			fd_path(k, path, sizeof(path));
-		output_hist(out, key, opt.mode == READLAT_PER_FD ? 4 : 2, keyed_value(snap, i), x);
+		if (opt.by_cache)	/* with -P */
+			key[nkey++] = (struct key_field)KEY_STRING("source", source_name(k->disk));
+		output_hist(out, key, nkey, keyed_value(snap, i), x);
 	}
 	if (x->lost > 0 && !out->json)
 		diag_error("%lld reads not counted: more than %d processes/files in one interval",
@@ -351,7 +412,7 @@ static int report(struct output *out)
 	}
 	x = interval_extra(&iv);
 	/* Per key, an idle interval still shows: one empty histogram. */
-	if (keyed_mode() && snap.n)
+	if (keyed_mode() && (snap.n || opt.by_cache))
 		report_keyed(out, &snap, &x);
 	else
 		output_hist(out, NULL, 0, &iv.hist, &x);
@@ -414,11 +475,13 @@ static const struct tool readlat = {
 	       "  readlat -P              # one histogram per process\n"
 	       "  readlat -F -p 181       # one per file descriptor of process 181\n"
 	       "  readlat --slower 10000  # each read slower than 10 ms\n"
-	       "  readlat -s read,pread64,readv,preadv  # the read family\n",
+	       "  readlat -s read,pread64,readv,preadv  # the read family\n"
+	       "  readlat -B              # reads that needed the disk, and those that did not\n",
 	.banner = banner,
 	.shared = SHARED_FILTERS | SHARED_UNITS,
 	.options = options,
 	.parse = parse,
+	.validate = validate,
 	.probes = probes,
 	.nprobes = sizeof(probes) / sizeof(probes[0]),
 	.wants = wants,

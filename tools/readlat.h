@@ -23,7 +23,7 @@ struct readlat_key {
 	__s32 fd;		/* -1 when per process */
 	__u64 ino;		/* -F: the file read through fd (0 if unknown) */
 	__u32 dev;		/* -F: its filesystem, kernel dev_t */
-	__u32 pad;
+	__u32 disk;		/* -B: the read submitted or waited for block I/O */
 };
 
 /* What --slower counts for its closing line. */

@@ -49,6 +49,8 @@ struct hist_interval {
 	struct hist hist;	/* the tool's single histogram, if it has one */
 	__u64 lost_keys;	/* keyed histograms: adds that found the per-key map full */
 	__u64 unmatched;	/* ends with no recorded start (in flight at attach, or evicted) */
+	__u64 missed_ends;	/* operations whose end no program saw (found when
+				 * the same object starts again): not counted */
 };
 
 /* floor(log2(v)) for v > 0, branch-free enough for the verifier. */

@@ -90,6 +90,8 @@ static const struct argp_option options[] = {
 static const struct probe probes[] = {
 	{ "block_rq_insert", PROBE_RAW_TRACEPOINT, "block/block_rq_insert", "rq_insert", false },
 	{ "block_rq_issue", PROBE_RAW_TRACEPOINT, "block/block_rq_issue", "rq_issue", false },
+	/* A request the driver gives back (rare): issued again, not lost. */
+	{ "block_rq_requeue", PROBE_RAW_TRACEPOINT, "block/block_rq_requeue", "rq_requeue", false },
 	{ "block_rq_complete", PROBE_RAW_TRACEPOINT, "block/block_rq_complete", "rq_complete", false },
 };
 
@@ -303,15 +305,18 @@ static int by_key(const void *a, const void *b)
 	return x->flags < y->flags ? -1 : x->flags > y->flags;
 }
 
-/* I/Os the kernel did not let the programs see (one of them was already
- * running on that CPU: a completion interrupting a completion) and adds
- * that found the per-key map full. Both are counted, never silent. */
+/* I/Os that completed and are not in the histograms, counted, never
+ * silent: runs the kernel skipped because the program was already
+ * running on that CPU (a completion interrupting a completion), and
+ * completions it did not run the program for at all (found when the
+ * request is issued again: bpf/biolat.bpf.c, rq_entry), and adds that
+ * found the per-key map full. */
 static long long lost_now(const struct hist_interval *iv)
 {
 	__u64 misses = probe_misses(skel->obj), delta = misses - misses_seen;
 
 	misses_seen = misses;
-	return (long long)(delta + iv->lost_keys);
+	return (long long)(delta + iv->missed_ends + iv->lost_keys);
 }
 
 static int report(struct output *out)
@@ -355,8 +360,9 @@ static int report(struct output *out)
 		}
 	}
 	if (x.lost > 0 && !out->json)
-		diag_error("%lld I/Os not counted: the kernel skipped a program nested on one CPU, "
-			   "or more than %d disks/flag sets in one interval", x.lost, BIOLAT_MAX_KEYS);
+		diag_error("%lld I/Os completed without being counted: the kernel did not run "
+			   "biolat's program for them, or more than %d disks/flag sets in one "
+			   "interval", x.lost, BIOLAT_MAX_KEYS);
 	if (opt.by)
 		keyed_snapshot_free(&snap);
 	return 0;

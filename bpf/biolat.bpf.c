@@ -20,20 +20,10 @@ const volatile bool sizes = false;		/* --size: bytes, not latency */
 
 struct biolat_totals totals SEC(".bss");
 
-/* A request between its first sighting and its completion. */
-struct rq_entry {
-	struct inflight_head head;
-	__u64 ts;		/* start: issue (or insertion with -Q); 0 not yet */
-	__u32 dev;
-	__u32 flags;
-	__u32 bytes;		/* its size at issue */
-	__u32 skip;		/* submitted by a process the filters exclude */
-	__u32 issued;		/* handed to the driver: its completion is due */
-	__u32 requeued;		/* given back by the driver: to be issued again */
-};
-
-#define INFLIGHT_SLOTS 8192
-INFLIGHT_MAP(inflight, struct rq_entry, INFLIGHT_SLOTS);
+/* struct rq_entry (biolat.h) begins as struct inflight_head does. */
+_Static_assert(__builtin_offsetof(struct rq_entry, born) == __builtin_offsetof(struct inflight_head, born),
+	       "rq_entry must begin with an inflight_head");
+INFLIGHT_MAP(inflight, struct rq_entry, BIOLAT_INFLIGHT_SLOTS);
 
 KEYED_HIST_MAP(hists_a, struct biolat_key, BIOLAT_MAX_KEYS);
 KEYED_HIST_MAP(hists_b, struct biolat_key, BIOLAT_MAX_KEYS);
@@ -79,7 +69,7 @@ static __always_inline struct rq_entry *rq_first_seen(void *rq, __u64 now)
 
 	if (filter_dev && dev != filter_dev)
 		return NULL;
-	e = (struct rq_entry *)inflight_claim(&inflight, INFLIGHT_SLOTS, (__u64)rq, now,
+	e = (struct rq_entry *)inflight_claim(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)rq, now,
 					      sizeof(*e), &totals.evicted);
 	if (!e)
 		return NULL;
@@ -101,7 +91,7 @@ static __always_inline struct rq_entry *rq_entry(struct bpf_raw_tracepoint_args 
 	struct rq_entry *e;
 
 	*rq = (void *)(blk.rq_arg ? ctx->args[1] : ctx->args[0]);
-	e = (struct rq_entry *)inflight_find(&inflight, INFLIGHT_SLOTS, (__u64)*rq);
+	e = (struct rq_entry *)inflight_find(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)*rq);
 	if (!e)
 		return rq_first_seen(*rq, now);
 	if (!e->issued || e->requeued)
@@ -109,7 +99,7 @@ static __always_inline struct rq_entry *rq_entry(struct bpf_raw_tracepoint_args 
 	iv = interval_now();
 	if (iv && !e->skip)
 		iv->missed_ends++;
-	if (!inflight_release(&e->head, (__u64)*rq))
+	if (!inflight_release((struct inflight_head *)e, (__u64)*rq))
 		return NULL;
 	return rq_first_seen(*rq, now);
 }
@@ -121,7 +111,7 @@ int rq_requeue(struct bpf_raw_tracepoint_args *ctx)
 	void *rq = (void *)(blk.rq_arg ? ctx->args[1] : ctx->args[0]);
 	struct rq_entry *e;
 
-	e = (struct rq_entry *)inflight_find(&inflight, INFLIGHT_SLOTS, (__u64)rq);
+	e = (struct rq_entry *)inflight_find(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)rq);
 	if (e)
 		e->requeued = 1;
 	return 0;
@@ -194,10 +184,10 @@ int rq_complete(struct bpf_raw_tracepoint_args *ctx)
 	/* Not the last part of the request: its completion is still to come. */
 	if (nr_bytes < read_u32(rq, blk.rq_data_len))
 		return 0;
-	e = (struct rq_entry *)inflight_find(&inflight, INFLIGHT_SLOTS, (__u64)rq);
+	e = (struct rq_entry *)inflight_find(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)rq);
 	if (e) {
 		v = *e;
-		if (!inflight_release(&e->head, (__u64)rq))
+		if (!inflight_release((struct inflight_head *)e, (__u64)rq))
 			e = NULL;	/* evicted meanwhile: v may be another's */
 	}
 	if (!e || !v.ts) {

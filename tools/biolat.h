@@ -32,6 +32,22 @@ struct biolat_key {
 	__u32 flags;		/* the request's cmd_flags & the -F mask; 0 without -F */
 };
 
+#define BIOLAT_INFLIGHT_SLOTS 8192	/* requests tracked at once (power of two) */
+
+/* A request between its first sighting and its completion: a slot of
+ * the in-flight table (bpf/inflight.bpf.h), read by user space at exit. */
+struct rq_entry {
+	__u64 key;		/* the struct request's address; 0: free */
+	__u64 born;		/* when the request took the slot */
+	__u64 ts;		/* start: issue (or insertion with -Q); 0 not yet */
+	__u32 dev;
+	__u32 flags;
+	__u32 bytes;		/* its size at issue */
+	__u32 skip;		/* submitted by a process the filters exclude */
+	__u32 issued;		/* handed to the driver: its completion is due */
+	__u32 requeued;		/* given back by the driver: to be issued again */
+};
+
 /* Counted over the whole run (the interval's counts are in the histograms). */
 struct biolat_totals {
 	__u64 evicted;		/* in-flight entries dropped for a newer request:

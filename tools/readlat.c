@@ -412,7 +412,7 @@ static int report(struct output *out)
 	}
 	x = interval_extra(&iv);
 	/* Per key, an idle interval still shows: one empty histogram. */
-	if (keyed_mode() && (snap.n || opt.by_cache))
+	if (keyed_mode() && (snap.n || (opt.by_cache && opt.mode == READLAT_HIST)))
 		report_keyed(out, &snap, &x);
 	else
 		output_hist(out, NULL, 0, &iv.hist, &x);

@@ -6,6 +6,7 @@
 #include "hist.bpf.h"
 #include "filter.bpf.h"
 #include "inflight.bpf.h"
+#include "raw_tp.bpf.h"
 #include "biolat.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -56,57 +57,62 @@ static __always_inline __u32 rq_dev(void *rq)
 		disk = read_ptr(read_ptr(rq, blk.rq_q), blk.q_disk);
 	if (!disk)
 		return 0;
+	if (blk.disk_first_minor == blk.disk_major + 4) {	/* one read (6.x) */
+		struct { __s32 major, first_minor; } mm = {};
+
+		bpf_probe_read_kernel(&mm, sizeof(mm), (char *)disk + blk.disk_major);
+		return (__u32)mm.major << 20 | (__u32)mm.first_minor;
+	}
 	return read_u32(disk, blk.disk_major) << 20 | read_u32(disk, blk.disk_first_minor);
 }
 
 /* The request is seen for the first time (inserted, or issued directly):
  * in the context of the process that submitted it, which the filters
  * judge here, once. */
-static __always_inline struct rq_entry *rq_first_seen(void *rq, __u64 now)
+static __always_inline void rq_first_seen(struct rq_entry *e, __u32 dev)
 {
-	struct rq_entry *e;
-	__u32 dev = rq_dev(rq);
-
-	if (filter_dev && dev != filter_dev)
-		return NULL;
-	e = (struct rq_entry *)inflight_claim(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)rq, now,
-					      sizeof(*e), &totals.evicted);
-	if (!e)
-		return NULL;
 	e->dev = dev;
 	e->skip = by_submitter && !traced();
-	return e;
 }
 
-/* The entry of the request in insert/issue's arguments, made if new.
- * An entry that was issued and not requeued belongs to an earlier I/O
- * of the same struct request, whose completion no program saw: the
- * kernel did not run rq_complete for it (seen on 6.18, ~1 in 3000 I/Os
- * while ftrace recorded the event). It is counted, never silent, and
- * the entry starts over for this I/O. */
-static __always_inline struct rq_entry *rq_entry(struct bpf_raw_tracepoint_args *ctx, void **rq,
-						 __u64 now)
+/* The entry of the request in insert/issue's arguments, made if new
+ * (NULL: not traced, another disk). An entry that was issued and not
+ * requeued belongs to an earlier I/O of the same struct request, whose
+ * completion no program saw: the kernel did not run rq_complete for it
+ * (seen on 6.18, while ftrace recorded the event; see README). It is
+ * counted, never silent, and the entry starts over for this I/O. */
+static __always_inline struct rq_entry *rq_entry(struct raw_tp_ctx *ctx, void **rq, __u64 now)
 {
 	struct hist_interval *iv;
 	struct rq_entry *e;
+	__u32 dev = 0;
+	bool created;
 
 	*rq = (void *)(blk.rq_arg ? ctx->args[1] : ctx->args[0]);
-	e = (struct rq_entry *)inflight_find(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)*rq);
-	if (!e)
-		return rq_first_seen(*rq, now);
-	if (!e->issued || e->requeued)
-		return e;
-	iv = interval_now();
-	if (iv && !e->skip)
-		iv->missed_ends++;
-	if (!inflight_release((struct inflight_head *)e, (__u64)*rq))
+	/* -d: other disks cost this and nothing more. */
+	if (filter_dev && (dev = rq_dev(*rq)) != filter_dev)
 		return NULL;
-	return rq_first_seen(*rq, now);
+	e = (struct rq_entry *)inflight_get(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)*rq, now,
+					    sizeof(*e), &totals.evicted, &created);
+	if (!e)
+		return NULL;
+	if (!created) {
+		if (!e->issued || e->requeued)
+			return e;
+		iv = interval_now();
+		if (iv && !e->skip)
+			iv->missed_ends++;
+		e->born = now;	/* a new I/O in the same slot */
+		e->ts = 0;
+		e->issued = 0;
+	}
+	rq_first_seen(e, filter_dev ? dev : rq_dev(*rq));
+	return e;
 }
 
 /* The driver gives the request back; it will be issued again. */
 SEC("raw_tp/block_rq_requeue")
-int rq_requeue(struct bpf_raw_tracepoint_args *ctx)
+int rq_requeue(struct raw_tp_ctx *ctx)
 {
 	void *rq = (void *)(blk.rq_arg ? ctx->args[1] : ctx->args[0]);
 	struct rq_entry *e;
@@ -118,7 +124,7 @@ int rq_requeue(struct bpf_raw_tracepoint_args *ctx)
 }
 
 SEC("raw_tp/block_rq_insert")
-int rq_insert(struct bpf_raw_tracepoint_args *ctx)
+int rq_insert(struct raw_tp_ctx *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct rq_entry *e;
@@ -132,7 +138,7 @@ int rq_insert(struct bpf_raw_tracepoint_args *ctx)
 }
 
 SEC("raw_tp/block_rq_issue")
-int rq_issue(struct bpf_raw_tracepoint_args *ctx)
+int rq_issue(struct raw_tp_ctx *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct rq_entry *e;
@@ -143,8 +149,10 @@ int rq_issue(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	e->issued = 1;
 	e->requeued = 0;
-	e->flags = read_u32(rq, blk.rq_cmd_flags) & flags_mask;
-	e->bytes = read_u32(rq, blk.rq_data_len);
+	if (by & BY_FLAGS)
+		e->flags = read_u32(rq, blk.rq_cmd_flags) & flags_mask;
+	if (sizes)
+		e->bytes = read_u32(rq, blk.rq_data_len);
 	/* Without -Q, the last issue counts (a requeued request is issued again). */
 	if (!queued || !e->ts)
 		e->ts = now;
@@ -172,7 +180,7 @@ static __always_inline struct hist *hist_for(const struct rq_entry *e)
  * complete a request in parts); failed requests are timed too, and
  * counted in errors. */
 SEC("raw_tp/block_rq_complete")
-int rq_complete(struct bpf_raw_tracepoint_args *ctx)
+int rq_complete(struct raw_tp_ctx *ctx)
 {
 	void *rq = (void *)ctx->args[0];
 	__u32 nr_bytes = (__u32)ctx->args[2];

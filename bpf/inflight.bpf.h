@@ -103,6 +103,40 @@ claimed:
 	return e;
 }
 
+/* The entry of @key, found or made in one pass over the window (the
+ * common case: a free slot in it); *created when made. NULL only if every
+ * claim lost a race. */
+static __always_inline struct inflight_head *inflight_get(void *map, __u32 slots, __u64 key,
+							  __u64 now, __u32 value_size,
+							  __u64 *evicted, bool *created)
+{
+	__u32 first = inflight_hash(key, slots);
+	struct inflight_head *e, *free = NULL;
+	__u64 cur;
+
+	*created = false;
+	for (int i = 0; i < INFLIGHT_WINDOW; i++) {
+		e = inflight_slot(map, slots, first, i);
+		if (!e)
+			continue;
+		cur = INFLIGHT_LOAD(e->key);
+		if (cur == key)
+			return e;
+		if (!cur && !free)
+			free = e;
+	}
+	if (free && __sync_val_compare_and_swap(&free->key, 0, key) == 0) {
+		e = free;
+		e->born = now;
+		for (__u32 off = sizeof(*e); off + 8 <= value_size && off < 256; off += 8)
+			*(__u64 *)((char *)e + off) = 0;
+	} else {
+		e = inflight_claim(map, slots, key, now, value_size, evicted);
+	}
+	*created = e != NULL;
+	return e;
+}
+
 /* The operation of @e's key is over: free the slot. False if the entry
  * was evicted meanwhile (what was read from it may be another's). */
 static __always_inline bool inflight_release(struct inflight_head *e, __u64 key)

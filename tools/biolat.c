@@ -46,17 +46,21 @@ static const char *const op_names[6] = { "Read", "Write", "Flush", "Discard", "S
 static const char *const flag_names[6] = { "Sync", "Meta", "FUA", "PreFlush", "ReadAhead",
 					   "Background" };
 
-static struct block_layout layout;
-static struct request_bits bits;
+/* Both read from kernel BTF in one pass. */
+static struct kernel_facts {
+	struct block_layout layout;
+	struct request_bits bits;
+} facts;
 static struct biolat_bpf *skel;
 static struct keyed_hist keyed;
 static struct drain drain;
 static const struct run_config *config;
 static __u64 misses_seen;		/* of the kernel's recursion misses, already reported */
 
-#define L(f, t, p) BTF_WANT(BTF_WANT_OFFSET, t, p, struct block_layout, f, false)
-#define L_OPT(f, t, p) BTF_WANT(BTF_WANT_OFFSET, t, p, struct block_layout, f, true)
-static const struct btf_want layout_wants[] = {
+#define L(f, t, p) BTF_WANT(BTF_WANT_OFFSET, t, p, struct kernel_facts, layout.f, false)
+#define L_OPT(f, t, p) BTF_WANT(BTF_WANT_OFFSET, t, p, struct kernel_facts, layout.f, true)
+#define E(f, name) BTF_WANT(BTF_WANT_ENUM, NULL, name, struct kernel_facts, bits.f, true)
+static const struct btf_want wants_btf[] = {
 	L(rq_q, "request", "q"),
 	L_OPT(rq_disk, "request", "rq_disk"),
 	L(rq_cmd_flags, "request", "cmd_flags"),
@@ -64,11 +68,8 @@ static const struct btf_want layout_wants[] = {
 	L_OPT(q_disk, "request_queue", "disk"),
 	L(disk_major, "gendisk", "major"),
 	L(disk_first_minor, "gendisk", "first_minor"),
-};
-
-#define E(f, name) BTF_WANT(BTF_WANT_ENUM, NULL, name, struct request_bits, f, true)
-static const struct btf_want bits_wants[] = {
-	BTF_WANT(BTF_WANT_PARAMS, "btf_trace_block_rq_issue", NULL, struct request_bits, rq_params, false),
+	BTF_WANT(BTF_WANT_PARAMS, "btf_trace_block_rq_issue", NULL, struct kernel_facts,
+		 bits.rq_params, false),
 	E(flag_first, "__REQ_FAILFAST_DEV"),
 	E(op[0], "REQ_OP_READ"), E(op[1], "REQ_OP_WRITE"), E(op[2], "REQ_OP_FLUSH"),
 	E(op[3], "REQ_OP_DISCARD"), E(op[4], "REQ_OP_SECURE_ERASE"), E(op[5], "REQ_OP_WRITE_ZEROES"),
@@ -192,10 +193,8 @@ static int features(const struct run_config *rc)
 	int err;
 
 	config = rc;
-	err = btf_fields_load(layout_wants, NWANTS(layout_wants), &layout, rc->btf_path);
-	if (!err)
-		err = btf_fields_load(bits_wants, NWANTS(bits_wants), &bits, rc->btf_path);
-	if (!err && layout.rq_disk == BTF_FIELD_NONE && layout.q_disk == BTF_FIELD_NONE)
+	err = btf_fields_load(wants_btf, NWANTS(wants_btf), &facts, rc->btf_path);
+	if (!err && facts.layout.rq_disk == BTF_FIELD_NONE && facts.layout.q_disk == BTF_FIELD_NONE)
 		err = -ENOENT;
 	if (err) {
 		check_row("request layout", CHECK_FAILED,
@@ -204,20 +203,21 @@ static int features(const struct run_config *rc)
 			  strerror(-err));
 		return -1;
 	}
-	layout.rq_arg = bits.rq_params >= 3;	/* (q, rq) before 5.11 */
+	facts.layout.rq_arg = facts.bits.rq_params >= 3;	/* (q, rq) before 5.11 */
 	check_row("request layout", CHECK_OK, "from kernel BTF: disk via %s, request argument %u",
-		  layout.rq_disk != BTF_FIELD_NONE ? "rq->rq_disk" : "rq->q->disk", layout.rq_arg);
+		  facts.layout.rq_disk != BTF_FIELD_NONE ? "rq->rq_disk" : "rq->q->disk",
+		  facts.layout.rq_arg);
 	return 0;
 }
 
 static __u32 flags_mask(void)
 {
-	__u32 mask = bits.flag_first != BTF_FIELD_NONE && bits.flag_first < 32 ?
-		     (1U << bits.flag_first) - 1 : 0xff;
+	__u32 mask = facts.bits.flag_first != BTF_FIELD_NONE && facts.bits.flag_first < 32 ?
+		     (1U << facts.bits.flag_first) - 1 : 0xff;
 
 	for (int i = 0; i < 6; i++)
-		if (bits.flag[i] < 32)
-			mask |= 1U << bits.flag[i];
+		if (facts.bits.flag[i] < 32)
+			mask |= 1U << facts.bits.flag[i];
 	return mask;
 }
 
@@ -226,7 +226,7 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	skel = biolat_bpf__open_opts(tool_open_opts(rc));
 	if (!skel)
 		return NULL;
-	skel->rodata->blk = layout;
+	skel->rodata->blk = facts.layout;
 	skel->rodata->by = (__u8)opt.by;
 	skel->rodata->flags_mask = flags_mask();
 	skel->rodata->filter_dev = opt.dev;
@@ -280,15 +280,15 @@ static void disk_name(__u32 dev, char *buf, size_t len)
 /* As bcc's biolatency names them: the flags, then the operation ("Sync-Write"). */
 static void flags_name(__u32 flags, char *buf, size_t len)
 {
-	__u32 op = flags & ((bits.flag_first < 32 ? 1U << bits.flag_first : 0x100) - 1);
+	__u32 op = flags & ((facts.bits.flag_first < 32 ? 1U << facts.bits.flag_first : 0x100) - 1);
 	size_t n = 0;
 	int i;
 
 	buf[0] = '\0';
 	for (i = 0; i < 6; i++)
-		if (bits.flag[i] < 32 && flags & (1U << bits.flag[i]))
+		if (facts.bits.flag[i] < 32 && flags & (1U << facts.bits.flag[i]))
 			n += snprintf(buf + n, len > n ? len - n : 0, "%s-", flag_names[i]);
-	for (i = 0; i < 6 && bits.op[i] != op; i++)
+	for (i = 0; i < 6 && facts.bits.op[i] != op; i++)
 		;
 	if (i < 6)
 		snprintf(buf + n, len > n ? len - n : 0, "%s", op_names[i]);

@@ -54,6 +54,26 @@ static __always_inline struct start *start_get(void)
 	return bpf_map_lookup_elem(&start_tid, &tid);
 }
 
+/* The current thread's start record, made if it has none. */
+static __always_inline struct start *start_get_or_create(void)
+{
+	struct start *s;
+	__u32 tid;
+
+	if (use_task_storage)
+		return bpf_task_storage_get(&start_task, bpf_get_current_task_btf(), 0,
+					    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	tid = current_tid();
+	s = bpf_map_lookup_elem(&start_tid, &tid);
+	if (!s) {
+		struct start zero = {};
+
+		bpf_map_update_elem(&start_tid, &tid, &zero, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&start_tid, &tid);
+	}
+	return s;
+}
+
 /* An operation starts: the record for the tool to fill in, its start time
  * (ts) last, or NULL when this entry is the kernel restarting an
  * interrupted operation (to the application the same one, timed from its
@@ -61,22 +81,8 @@ static __always_inline struct start *start_get(void)
  * cheaper per operation than before it (BPF run-time stats, 6.18). */
 static __always_inline struct start *start_begin(void)
 {
-	struct start *s;
-	__u32 tid;
+	struct start *s = start_get_or_create();
 
-	if (use_task_storage) {
-		s = bpf_task_storage_get(&start_task, bpf_get_current_task_btf(), 0,
-					 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	} else {
-		tid = current_tid();
-		s = bpf_map_lookup_elem(&start_tid, &tid);
-		if (!s) {
-			struct start zero = {};
-
-			bpf_map_update_elem(&start_tid, &tid, &zero, BPF_NOEXIST);
-			s = bpf_map_lookup_elem(&start_tid, &tid);
-		}
-	}
 	if (!s)
 		return NULL;
 	if (s->restart) {

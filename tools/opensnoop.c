@@ -245,6 +245,19 @@ static int validate(struct run_config *rc)
 	return 0;
 }
 
+/* -C by process or errno needs nothing from the entry unless -f judges
+ * the flags there: no entry programs, each open counted at its exit. */
+static bool count_at_exit(void)
+{
+	return opt.mode == OPENSNOOP_COUNT && opt.by != BY_FILE && !opt.flags_all &&
+	       opt.accmode < 0;
+}
+
+static bool wants(const char *event)
+{
+	return !(count_at_exit() && !strncmp(event, "sys_enter_", strlen("sys_enter_")));
+}
+
 /* -C by process and -L -P name a process by its leader, -F walks the
  * directory of a relative path: kernel offsets. */
 static bool names_processes(void)
@@ -276,6 +289,7 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	skel->rodata->count_by = (__u8)opt.by;
 	skel->rodata->per_process = opt.per_process;
 	skel->rodata->full_path = opt.full_path;
+	skel->rodata->count_at_exit = count_at_exit();
 	skel->rodata->layout = layout;
 	skel->rodata->filter_uid = opt.uid;
 	skel->rodata->failed_only = opt.failed_only;
@@ -644,6 +658,7 @@ static const struct tool opensnoop = {
 	.parse = parse,
 	.validate = validate,
 	.probes = probes,
+	.wants = wants,
 	.nprobes = sizeof(probes) / sizeof(probes[0]),
 	.features = features,
 	.open = open_bpf,

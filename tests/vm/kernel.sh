@@ -12,7 +12,8 @@ set -euo pipefail
 meta=$1
 dir=$2
 # What the guest needs from the kernel: BPF and its tracing probes, BTF, and
-# booting from an initramfs on a serial console without modules.
+# booting from an initramfs on a serial console (the test disk's driver,
+# a module, is modules.sh's).
 NEEDED="BPF_SYSCALL BPF_EVENTS DEBUG_INFO_BTF KPROBES FTRACE_SYSCALLS
 	BLK_DEV_INITRD RD_GZIP DEVTMPFS SERIAL_8250 SERIAL_8250_CONSOLE"
 
@@ -44,7 +45,8 @@ if [ -z "$deb" ]; then
 	deb=$(ls -1 linux-image-*.deb | head -n1)
 fi
 
-# Only boot/ is used: the guest loads no modules (see the README).
+# Only boot/ is kept: modules.sh takes the few modules the guest loads
+# from the .deb itself.
 rm -rf boot lib usr
 dpkg-deb -x "$deb" .
 rm -rf lib usr

@@ -5,9 +5,16 @@
 # guest's result lines and, last, "vm: N passed, M failed". Exit 0 only if
 # every test passed and the guest reported "VMTEST done".
 #
+# The guest gets a disk of its own for the block I/O tests: a fresh,
+# empty raw file of VM_DISK_MB (default 64) MiB on a virtio-blk PCI device
+# (/dev/vda), made next to LOG and removed after the run. Its driver is a
+# module: the kernel's modules.cpio.gz (modules.sh), if any, is appended
+# to INITRD for this run.
+#
 # Environment: VM_TIMEOUT (seconds, default 300), VM_TESTS (guest test
 # files or tests to run, e.g. "readlat runtime.verifier_log"; default all),
-# QEMU, VM_ACCEL, VM_MEM, VM_SMP, VM_APPEND (more kernel command line).
+# QEMU, VM_ACCEL, VM_MEM, VM_SMP, VM_APPEND (more kernel command line),
+# VM_DISK_MB.
 set -uo pipefail
 
 kernel=$1 initrd=$2 log=$3
@@ -23,6 +30,22 @@ tests=$(echo ${VM_TESTS:-} | tr ' ' ,)
 command -v "$qemu" >/dev/null || { echo "vm: $qemu not found (apt-get install qemu-system-x86)" >&2; exit 1; }
 
 pkg=$(cat "$(dirname "$kernel")/package" 2>/dev/null || echo "?")
+
+# The run's own files: the disk image and the initramfs with the modules.
+work=$(mktemp -d "$(dirname "$log")/run.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+disk=$work/disk.img
+truncate -s "${VM_DISK_MB:-64}M" "$disk" || exit 1
+# cache=none (O_DIRECT on the host: the guest's I/O really waits for a
+# disk) where the host's file system allows it.
+cache=none
+dd if=/dev/zero of="$disk" bs=4096 count=1 oflag=direct conv=notrunc status=none 2>/dev/null ||
+	cache=writeback
+modules=$(dirname "$kernel")/modules.cpio.gz
+if [ -f "$modules" ]; then
+	cat "$initrd" "$modules" > "$work/initrd" || exit 1
+	initrd=$work/initrd
+fi
 echo "vm: booting $pkg under $qemu (TCG), timeout ${timeout_s}s, console in $log" >&2
 start=$(date +%s)
 # -nodefaults: no NIC (no iPXE ROM to wait for), no VGA; the console is
@@ -36,6 +59,7 @@ timeout -k 10 "$timeout_s" "$qemu" \
 	-machine q35 -accel "${VM_ACCEL:-tcg,thread=single}" -m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}" \
 	-nographic -nodefaults -no-user-config -serial stdio -monitor none -no-reboot \
 	-kernel "$kernel" -initrd "$initrd" -append "$append" \
+	-drive "file=$disk,format=raw,if=none,id=disk,cache=$cache" -device virtio-blk-pci,drive=disk \
 	< /dev/null > "$log" 2>&1
 rc=$?
 secs=$(($(date +%s) - start))

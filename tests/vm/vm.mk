@@ -10,6 +10,7 @@
 #   make vm-test VM_KERNEL_PKG=linux-image-rt-amd64    the same (older spelling)
 #   make vm-test VM_TESTS=readlat    only the guest tests of readlat.sh
 #   make vm-test VM_TIMEOUT=600      hard bound on each VM run (seconds)
+#   make vm-test VM_DISK_MB=128      size of the guest's test disk (run.sh)
 
 VM_DIR := $(OUTPUT)/vm
 # Kernel packages, booted in this order. A word without the linux-image-
@@ -20,6 +21,10 @@ VM_KERNELS ?= $(or $(VM_KERNEL_PKG),cloud rt)
 VM_TIMEOUT ?= 600
 VM_TESTS ?=
 BUSYBOX ?= /bin/busybox
+# Drivers the guest loads, from each kernel's own package (Debian builds
+# them as modules): the test disk's (virtio-blk over PCI), with what they
+# depend on. See modules.sh.
+VM_MODULES ?= virtio_pci virtio_blk
 VM_PKGS := $(foreach k,$(VM_KERNELS),$(if $(filter linux-image-%,$(k)),$(k),linux-image-$(k)-amd64))
 # A kernel's short name (cloud, rt, 6.1.0-57-rt): its directory, its log.
 vm_name = $(patsubst linux-image-%,%,$(patsubst %-amd64,%,$(1)))
@@ -46,6 +51,15 @@ $(VM_DIR)/kernel-$(call vm_name,$(1))/vmlinuz: | $(VM_DIR)
 endef
 $(foreach p,$(sort $(VM_PKGS)),$(eval $(call VM_KERNEL_RULE,$(p))))
 
+# Each kernel's modules: rebuilt when its package, the list or the script
+# changes (the list is kept in modules.want, rewritten only when it differs).
+%/modules.want: vm-force
+	$(Q)echo '$(VM_MODULES)' | cmp -s - $@ || echo '$(VM_MODULES)' > $@
+
+%/modules.cpio.gz: %/vmlinuz %/modules.want tests/vm/modules.sh
+	$(call msg,MODULES,$@)
+	$(Q)bash tests/vm/modules.sh $(@D) $(VM_MODULES)
+
 $(VM_DIR)/bpfls: tests/vm/bpfls.c | $(VM_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -static $< -o $@
@@ -58,11 +72,11 @@ $(VM_INITRD): $(VM_BINS) $(VM_GUEST) $(VM_LIST) tests/vm/guest tests/vm/mkinitra
 	$(call msg,INITRD,$@)
 	$(Q)bash tests/vm/mkinitramfs.sh $@ $(OUTPUT) $(BUSYBOX) $(VM_BINS)
 
-vm-kernel: $(VM_KERNEL_DIRS:%=%/vmlinuz)
+vm-kernel: $(VM_KERNEL_DIRS:%=%/vmlinuz) $(VM_KERNEL_DIRS:%=%/modules.cpio.gz)
 vm-initramfs: $(VM_INITRD)
 
 # One kernel after the other, each with its header; then one summary line
 # per kernel. Fails if any kernel's run failed (the later ones still run).
-vm-test: $(VM_KERNEL_DIRS:%=%/vmlinuz) $(VM_INITRD)
+vm-test: $(VM_KERNEL_DIRS:%=%/vmlinuz) $(VM_KERNEL_DIRS:%=%/modules.cpio.gz) $(VM_INITRD)
 	$(Q)VM_TIMEOUT=$(VM_TIMEOUT) VM_TESTS='$(VM_TESTS)' \
 		bash tests/vm/run-all.sh $(VM_INITRD) $(VM_KERNEL_DIRS)

@@ -85,7 +85,7 @@ start_load() {
 # known set of opens, tests/workloads/openload.c), parked before its opens
 # on the same go/hold files; sets NAME_PID and NAME_JOB (the same pid).
 OPENLOAD=$BUILD/tests/openload
-start_opens() { opens_start "" "$@"; }
+start_opens() { start_parked "" "$OPENLOAD" "$@"; }
 
 # start_opens_as UID NAME [openload options]: the same, run as user UID
 # (group UID; an /etc/passwd entry vmtUID is added for it: busybox can
@@ -98,21 +98,29 @@ start_opens_as() {
 		echo "vmt$uid:x:$uid:$uid:vmtest:/:/bin/false" >> /etc/passwd
 	grep -q "^vmt$uid:" /etc/group 2>/dev/null ||
 		echo "vmt$uid:x:$uid:" >> /etc/group
-	opens_start "$uid" "$@"
+	start_parked "$uid" "$OPENLOAD" "$@"
 }
 
-opens_start() {
-	local uid=$1 name=$2 pid
-	shift 2
+# start_bio NAME [bioload options]: bioload (a known number of block I/O
+# requests, tests/workloads/bioload.c; give it --dev), parked like
+# start_opens; sets NAME_PID and NAME_JOB.
+BIOLOAD=$BUILD/tests/bioload
+start_bio() { start_parked "" "$BIOLOAD" "$@"; }
+
+# start_parked UID|"" PROGRAM NAME [options]: a workload that prints
+# "pid=P" and waits for --go and --hold (openload, bioload).
+start_parked() {
+	local uid=$1 prog=$2 name=$3 pid
+	shift 3
 	rm -f "$T/$name.out"
 	if [ -n "$uid" ]; then
-		# -n: match no running process, so another openload never makes it
+		# -n: match no running process, so another workload never makes it
 		# refuse to start ("already running").
 		timeout -s KILL "$TOOL_SECS" start-stop-daemon -S -c "vmt$uid:vmt$uid" \
-			-n vmt_no_such_name -x "$OPENLOAD" -- \
+			-n vmt_no_such_name -x "$prog" -- \
 			--go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
 	else
-		timeout -s KILL "$TOOL_SECS" "$OPENLOAD" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
+		timeout -s KILL "$TOOL_SECS" "$prog" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
 	fi
 	pid=$!
 	job "$pid"
@@ -120,6 +128,42 @@ opens_start() {
 	wait_for "$T/$name.out" '^pid='
 	eval "${name}_PID=$(sed -nE 's/^pid=([0-9]+)$/\1/p' "$T/$name.out")"
 	eval "[ \"\$${name}_PID\" = $pid ]" || fail "workload $name: pid= line says $(eval echo \$${name}_PID), job is $pid"
+}
+
+# find_disk: sets DISK to the guest's disk for block I/O (run.sh's
+# virtio-blk disk, vda), found by name in /sys/block: a whole, empty disk,
+# no partition, no file system, nothing else doing I/O on it.
+find_disk() {
+	local d
+	DISK=
+	for d in /sys/block/vd* /sys/block/sd* /sys/block/nvme*; do
+		[ -e "$d/dev" ] && [ -b "/dev/${d##*/}" ] && { DISK=${d##*/}; return 0; }
+	done
+	fail "no disk in /sys/block (run.sh attaches one: was its driver loaded? see VMTEST info)"
+}
+
+# disk_ios DISK: the requests /sys/block/DISK/stat counts as completed:
+# reads + writes + discards (4.18+) + flushes (5.5+), fields 1, 5, 12, 16.
+disk_ios() {
+	awk '{ n = $1 + $5; if (NF >= 12) n += $12; if (NF >= 16) n += $16; print n }' \
+		"/sys/block/$1/stat"
+}
+
+# schedulers DISK: the I/O schedulers DISK offers, of none and mq-deadline.
+schedulers() {
+	local s
+	for s in none mq-deadline; do
+		grep -qw -- "$s" "/sys/block/$1/queue/scheduler" && echo "$s"
+	done
+}
+
+# use_scheduler DISK NAME: switch DISK to that I/O scheduler (init leaves
+# none; each test sets the one it needs).
+use_scheduler() {
+	echo "$2" > "/sys/block/$1/queue/scheduler" 2>/dev/null ||
+		fail "cannot set the I/O scheduler of $1 to $2 (offered: $(cat "/sys/block/$1/queue/scheduler"))"
+	grep -q "\[$2\]" "/sys/block/$1/queue/scheduler" ||
+		fail "$1's scheduler is $(cat "/sys/block/$1/queue/scheduler"), not $2"
 }
 
 # nth LIST N: the Nth (from 1) item of a comma-separated list.

@@ -409,6 +409,26 @@ test_closed_pipe() {
 	[ ! -s "$T/err.rest" ] || fail "stderr: $(head -n1 "$T/err.rest")"
 }
 
+# -B on the guest's disk (bioload --cached, tests/workloads/bioload.c): N
+# reads of uncached blocks of the device, each from the disk, then the
+# same N reads again, from the page cache: exactly N of each source. And
+# the two programs -B adds (bio_queue, sched_switch) go with the rest.
+test_by_cache() {
+	find_disk
+	bpf_snapshot bpf.before
+	start_bio A --dev "/dev/$DISK" --cached --reads 40
+	start_tool readlat -j -B -n bioload
+	go
+	wait_loads A
+	stop_tool INT
+	expect_status 0
+	expect_lines out '^\{' 2
+	expect_eq "disk reads" "$(jfield count '"key":\{"source":"disk"\}')" 40
+	expect_eq "cache reads" "$(jfield count '"key":\{"source":"cache"\}')" 40
+	expect_eq "errors" "$(jfield errors '"source":"disk"')" 0
+	expect_no_leak bpf.before
+}
+
 # Nothing of readlat stays loaded after it exits, whatever ended it (the
 # guest has no bpftool: bpfls lists programs and maps through bpf()).
 test_no_leak() {

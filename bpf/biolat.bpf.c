@@ -18,11 +18,14 @@ const volatile __u32 filter_dev = 0;		/* -d: this disk only */
 const volatile bool queued = false;		/* -Q: from insertion */
 const volatile bool by_submitter = false;	/* -p/-t/-n/-c: filter by submitter */
 const volatile bool sizes = false;		/* --size: bytes, not latency */
+/* CLOCK_MONOTONIC when biolat started: a request allocated after it was
+ * not in flight when tracing began. */
+const volatile __u64 started_ns = 0;
 
 struct biolat_totals totals SEC(".bss");
 
 /* struct rq_entry (biolat.h) begins as struct inflight_head does. */
-_Static_assert(__builtin_offsetof(struct rq_entry, born) == __builtin_offsetof(struct inflight_head, born),
+_Static_assert(__builtin_offsetof(struct rq_entry, ended) == __builtin_offsetof(struct inflight_head, ended),
 	       "rq_entry must begin with an inflight_head");
 INFLIGHT_MAP(inflight, struct rq_entry, BIOLAT_INFLIGHT_SLOTS);
 
@@ -97,14 +100,19 @@ static __always_inline struct rq_entry *rq_entry(struct raw_tp_ctx *ctx, void **
 	if (!e)
 		return NULL;
 	if (!created) {
-		if (!e->issued || e->requeued)
-			return e;
-		iv = interval_now();
-		if (iv && !e->skip)
-			iv->missed_ends++;
-		e->born = now;	/* a new I/O in the same slot */
+		if (!e->ended && (!e->issued || e->requeued))
+			return e;	/* inserted, or requeued: the same I/O */
+		if (!e->ended) {
+			iv = interval_now();
+			if (iv && !e->skip)
+				iv->missed_ends++;
+		}
+		/* A new I/O of the same struct request, in its slot. */
+		e->born = now;
+		e->ended = 0;
 		e->ts = 0;
 		e->issued = 0;
+		e->requeued = 0;
 	}
 	rq_first_seen(e, filter_dev ? dev : rq_dev(*rq));
 	return e;
@@ -176,47 +184,77 @@ static __always_inline struct hist *hist_for(const struct rq_entry *e)
 	return hist_keyed(&hists, &key, &created);
 }
 
+static __always_inline void count_io(const struct rq_entry *v, __u64 lat_ns, long error)
+{
+	struct hist *h = hist_for(v);
+
+	if (!h)
+		return;
+	if (sizes)
+		hist_add(h, v->bytes, v->bytes, by != 0);
+	else
+		hist_add_ns(h, lat_ns, by != 0);
+	if (error)
+		__sync_fetch_and_add(&h->errors, 1);
+}
+
+/* A request completed that was never issued (or not while biolat ran). The
+ * block layer completes an fsync's empty cache-flush request without
+ * issuing it (it issues a flush of its own for it, counted apart): if the
+ * request was allocated after biolat started, it is counted, timed from
+ * its allocation. Otherwise it was in flight when tracing began. */
+static __always_inline void unissued_done(void *rq, __u64 now, long error)
+{
+	struct rq_entry v = {};
+	struct hist_interval *iv;
+	__u64 born = 0;
+
+	if (by_submitter)
+		return;		/* its submitter is not known */
+	v.dev = rq_dev(rq);
+	if (filter_dev && v.dev != filter_dev)
+		return;
+	if (blk.rq_start_time != BIOLAT_NO_FIELD)
+		bpf_probe_read_kernel(&born, sizeof(born), (char *)rq + blk.rq_start_time);
+	if (born > started_ns && born <= now) {
+		if (by & BY_FLAGS)
+			v.flags = read_u32(rq, blk.rq_cmd_flags) & flags_mask;
+		count_io(&v, now - born, error);
+		return;
+	}
+	iv = interval_now();
+	if (iv)
+		iv->unmatched++;
+}
+
 /* Counted once per request, at the completion that ends it (a driver may
- * complete a request in parts); failed requests are timed too, and
- * counted in errors. */
+ * complete a request in parts; the flush machinery ends a written request
+ * a second time, after its data completed: that one is not counted);
+ * failed requests are timed too, and counted in errors. */
 SEC("raw_tp/block_rq_complete")
 int rq_complete(struct raw_tp_ctx *ctx)
 {
 	void *rq = (void *)ctx->args[0];
 	__u32 nr_bytes = (__u32)ctx->args[2];
 	__u64 now = bpf_ktime_get_ns();
-	struct hist_interval *iv;
 	struct rq_entry *e, v;
-	struct hist *h;
 
 	/* Not the last part of the request: its completion is still to come. */
 	if (nr_bytes < read_u32(rq, blk.rq_data_len))
 		return 0;
 	e = (struct rq_entry *)inflight_find(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)rq);
+	if (e && e->ended)
+		return 0;	/* its second completion */
 	if (e) {
 		v = *e;
-		if (!inflight_release((struct inflight_head *)e, (__u64)rq))
+		if (!inflight_end((struct inflight_head *)e, (__u64)rq))
 			e = NULL;	/* evicted meanwhile: v may be another's */
 	}
 	if (!e || !v.ts) {
-		/* Issued before tracing started, or its entry was evicted. */
-		if (filter_dev && rq_dev(rq) != filter_dev)
-			return 0;
-		iv = interval_now();
-		if (iv)
-			iv->unmatched++;
+		unissued_done(rq, now, (long)ctx->args[1]);
 		return 0;
 	}
-	if (v.skip)
-		return 0;
-	h = hist_for(&v);
-	if (!h)
-		return 0;
-	if (sizes)
-		hist_add(h, v.bytes, v.bytes, by != 0);
-	else
-		hist_add_ns(h, now - v.ts, by != 0);
-	if (ctx->args[1])
-		__sync_fetch_and_add(&h->errors, 1);
+	if (!v.skip)
+		count_io(&v, now - v.ts, (long)ctx->args[1]);
 	return 0;
 }

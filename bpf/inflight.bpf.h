@@ -6,15 +6,18 @@
  * its updates and deletes take a bucket lock, and a program that
  * interrupts another on the same CPU while that one holds the lock fails
  * its update (-EBUSY before 6.15, deadlock detection after): the start or
- * the end of an operation is silently lost. That is how peers come to
- * miss block I/O completions.
+ * the end of an operation is silently lost.
  *
  * Here the table is a preallocated array of slots, open addressing over a
- * short window: a slot is claimed and released with one compare-and-swap
- * on its key, and nothing ever waits or fails for another program. When
- * every slot of the window is taken, the oldest entry is evicted and
- * counted (an operation whose end never came, such as one that started
- * before an earlier run stopped tracing, must not hold a slot forever).
+ * short window: a slot is claimed with one compare-and-swap on its key,
+ * and nothing ever waits or fails for another program. An operation that
+ * ends keeps its key in the slot, marked ended, until another operation
+ * needs the slot: a late second end of the same object (the block layer
+ * completes a flushed write twice) is then known as such, and the same
+ * object starting again finds its own slot. Empty slots are taken before
+ * ended ones. When every slot of the window holds an operation still in
+ * flight, the oldest is evicted and counted (an operation whose end never
+ * comes must not hold a slot forever).
  *
  * An entry type starts with struct inflight_head; declare the map with
  * INFLIGHT_MAP(name, type, slots), slots a power of two.
@@ -30,6 +33,7 @@
 struct inflight_head {
 	__u64 key;		/* the object's address; 0: the slot is free */
 	__u64 born;		/* when the key took the slot */
+	__u64 ended;		/* the operation is over; the slot may be taken */
 };
 
 #define INFLIGHT_MAP(name, entry_type, slots)					\
@@ -53,7 +57,7 @@ static __always_inline struct inflight_head *inflight_slot(void *map, __u32 slot
 	return bpf_map_lookup_elem(map, &idx);
 }
 
-/* The entry of @key, or NULL. */
+/* The slot of @key (in flight or ended), or NULL. */
 static __always_inline struct inflight_head *inflight_find(void *map, __u32 slots, __u64 key)
 {
 	__u32 first = inflight_hash(key, slots);
@@ -67,52 +71,31 @@ static __always_inline struct inflight_head *inflight_find(void *map, __u32 slot
 	return NULL;
 }
 
-/* A new entry for @key (not in the table: check with inflight_find),
- * zeroed past the head; NULL only if every claim lost a race. Evicting
- * the window's oldest entry adds one to *evicted. */
-static __always_inline struct inflight_head *inflight_claim(void *map, __u32 slots, __u64 key,
-							    __u64 now, __u32 value_size,
-							    __u64 *evicted)
+/* Take @e, seen holding @cur (0, or an ended key), for @key: zeroed past
+ * the key. False if another program took it first. */
+static __always_inline bool inflight_take(struct inflight_head *e, __u64 cur, __u64 key, __u64 now,
+					  __u32 value_size)
 {
-	__u32 first = inflight_hash(key, slots);
-	struct inflight_head *e, *oldest = NULL;
-	__u64 cur;
-
-	for (int i = 0; i < INFLIGHT_WINDOW; i++) {
-		e = inflight_slot(map, slots, first, i);
-		if (!e)
-			continue;
-		cur = INFLIGHT_LOAD(e->key);
-		if (!cur && __sync_val_compare_and_swap(&e->key, 0, key) == 0)
-			goto claimed;
-		if (!oldest || e->born < oldest->born)
-			oldest = e;
-	}
-	if (!oldest)
-		return NULL;
-	e = oldest;
-	cur = INFLIGHT_LOAD(e->key);
-	if (!cur || __sync_val_compare_and_swap(&e->key, cur, key) != cur)
-		return NULL;
-	__sync_fetch_and_add(evicted, 1);
-claimed:
+	if (__sync_val_compare_and_swap(&e->key, cur, key) != cur)
+		return false;
 	e->born = now;
 	/* The rest of the entry: zero it word by word (no memset in BPF). */
-	for (__u32 off = sizeof(*e); off + 8 <= value_size && off < 256; off += 8)
+	for (__u32 off = sizeof(e->key) + sizeof(e->born); off + 8 <= value_size && off < 256; off += 8)
 		*(__u64 *)((char *)e + off) = 0;
-	return e;
+	return true;
 }
 
-/* The entry of @key, found or made in one pass over the window (the
- * common case: a free slot in it); *created when made. NULL only if every
- * claim lost a race. */
+/* The slot of @key, found (in flight, or ended: the caller looks) or
+ * taken in one pass over the window, an empty slot before an ended one,
+ * and failing both the oldest in flight (+1 in *evicted). *created when
+ * taken. NULL only if every claim lost a race. */
 static __always_inline struct inflight_head *inflight_get(void *map, __u32 slots, __u64 key,
 							  __u64 now, __u32 value_size,
 							  __u64 *evicted, bool *created)
 {
 	__u32 first = inflight_hash(key, slots);
-	struct inflight_head *e, *free = NULL;
-	__u64 cur;
+	struct inflight_head *e, *empty = NULL, *ended = NULL, *oldest = NULL;
+	__u64 cur, ended_key = 0, oldest_key = 0;
 
 	*created = false;
 	for (int i = 0; i < INFLIGHT_WINDOW; i++) {
@@ -122,26 +105,40 @@ static __always_inline struct inflight_head *inflight_get(void *map, __u32 slots
 		cur = INFLIGHT_LOAD(e->key);
 		if (cur == key)
 			return e;
-		if (!cur && !free)
-			free = e;
+		if (!cur) {
+			if (!empty)
+				empty = e;
+		} else if (e->ended) {
+			if (!ended) {
+				ended = e;
+				ended_key = cur;
+			}
+		} else if (!oldest || e->born < oldest->born) {
+			oldest = e;
+			oldest_key = cur;
+		}
 	}
-	if (free && __sync_val_compare_and_swap(&free->key, 0, key) == 0) {
-		e = free;
-		e->born = now;
-		for (__u32 off = sizeof(*e); off + 8 <= value_size && off < 256; off += 8)
-			*(__u64 *)((char *)e + off) = 0;
-	} else {
-		e = inflight_claim(map, slots, key, now, value_size, evicted);
-	}
-	*created = e != NULL;
+	if (empty && inflight_take(empty, 0, key, now, value_size))
+		e = empty;
+	else if (ended && inflight_take(ended, ended_key, key, now, value_size))
+		e = ended;
+	else if (oldest && inflight_take(oldest, oldest_key, key, now, value_size))
+		__sync_fetch_and_add(evicted, 1), e = oldest;
+	else
+		return NULL;
+	*created = true;
 	return e;
 }
 
-/* The operation of @e's key is over: free the slot. False if the entry
- * was evicted meanwhile (what was read from it may be another's). */
-static __always_inline bool inflight_release(struct inflight_head *e, __u64 key)
+/* The operation of @e's key is over; the key stays until the slot is
+ * needed. False if the slot was taken for another key meanwhile (what was
+ * read from it may be another's). */
+static __always_inline bool inflight_end(struct inflight_head *e, __u64 key)
 {
-	return __sync_val_compare_and_swap(&e->key, key, 0) == key;
+	if (INFLIGHT_LOAD(e->key) != key)
+		return false;
+	e->ended = 1;
+	return true;
 }
 
 #endif /* INFLIGHT_BPF_H */

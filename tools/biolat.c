@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -68,6 +69,7 @@ static const struct btf_want wants_btf[] = {
 	L_OPT(q_disk, "request_queue", "disk"),
 	L(disk_major, "gendisk", "major"),
 	L(disk_first_minor, "gendisk", "first_minor"),
+	L_OPT(rq_start_time, "request", "start_time_ns"),
 	BTF_WANT(BTF_WANT_PARAMS, "btf_trace_block_rq_issue", NULL, struct kernel_facts,
 		 bits.rq_params, false),
 	E(flag_first, "__REQ_FAILFAST_DEV"),
@@ -221,6 +223,14 @@ static __u32 flags_mask(void)
 	return mask;
 }
 
+static __u64 monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
 static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 {
 	skel = biolat_bpf__open_opts(tool_open_opts(rc));
@@ -233,6 +243,7 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	skel->rodata->queued = opt.queued;
 	skel->rodata->by_submitter = opt.by_submitter;
 	skel->rodata->sizes = opt.sizes;
+	skel->rodata->started_ns = monotonic_ns();
 	if (!opt.by) {
 		bpf_map__set_max_entries(skel->maps.hists_a, 1);
 		bpf_map__set_max_entries(skel->maps.hists_b, 1);
@@ -385,7 +396,8 @@ static __u64 unfinished(void)
 					   &count, NULL);
 		first = false;
 		for (__u32 i = 0; i < count; i++)
-			n += e[i].key && e[i].issued && !e[i].requeued && !e[i].skip;
+			n += e[i].key && !e[i].ended && e[i].issued && !e[i].requeued &&
+			     !e[i].skip;
 	} while (!err);
 	return n;
 }

@@ -24,6 +24,7 @@ struct block_layout {
 	__u32 disk_major, disk_first_minor;
 	__u32 rq_arg;			/* where the request is in the raw tracepoint
 					 * args of insert/issue: 1 before 5.11 (q, rq), else 0 */
+	__u32 rq_start_time;		/* start_time_ns: when it was allocated */
 };
 
 /* One histogram of -D / -F. */
@@ -39,6 +40,7 @@ struct biolat_key {
 struct rq_entry {
 	__u64 key;		/* the struct request's address; 0: free */
 	__u64 born;		/* when the request took the slot */
+	__u64 ended;		/* completed; the slot may be taken */
 	__u64 ts;		/* start: issue (or insertion with -Q); 0 not yet */
 	__u32 dev;
 	__u32 flags;

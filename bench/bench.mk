@@ -3,7 +3,8 @@
 # writes bench/RESULTS.md. Included by the top-level Makefile.
 BENCH_DIR := $(OUTPUT)/bench
 BENCH_BPF := $(patsubst bench/%.bpf.c,$(BENCH_DIR)/%.bpf.o,$(wildcard bench/*.bpf.c))
-BENCH_BINS := $(BENCH_DIR)/readbench $(BENCH_DIR)/openbench $(BENCH_DIR)/loader $(BENCH_DIR)/startup $(BENCH_DIR)/corelight
+BENCH_BINS := $(BENCH_DIR)/readbench $(BENCH_DIR)/openbench $(BENCH_DIR)/loader $(BENCH_DIR)/startup $(BENCH_DIR)/corelight \
+	$(BENCH_DIR)/blkcount
 
 $(BENCH_DIR):
 	$(Q)mkdir -p $@
@@ -15,6 +16,15 @@ $(BENCH_DIR)/%.bpf.o: bench/%.bpf.c $(wildcard bench/*.bpf.h) $(BPF_HDRS) | $(BE
 $(BENCH_DIR)/loader: bench/loader.c | $(BENCH_DIR)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
+
+# biolat's count control: a libbpf skeleton.
+$(BENCH_DIR)/blkcount.skel.h: $(BENCH_DIR)/blkcount.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name blkcount_bpf > $@
+
+$(BENCH_DIR)/blkcount: bench/blkcount.c $(BENCH_DIR)/blkcount.skel.h
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -I$(BENCH_DIR) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
 
 # A light skeleton: the kernel does CO-RE, libbpf is not linked.
 $(BENCH_DIR)/core.lskel.h: $(BENCH_DIR)/core.bpf.o
@@ -30,5 +40,6 @@ $(BENCH_DIR)/%: bench/%.c bench/bench.mk | $(BENCH_DIR)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -static -pthread $(filter %.c,$^) -o $@
 
-bench: $(BINS) $(BENCH_BPF) $(BENCH_BINS)
+# biolat's counts: bioload makes the I/O on a loop device.
+bench: $(BINS) $(BENCH_BPF) $(BENCH_BINS) $(OUTPUT)/tests/bioload
 	$(Q)BUILD=$(OUTPUT) bench/run.sh

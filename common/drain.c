@@ -51,7 +51,7 @@ static void interval_merge(struct hist_interval *out, const struct hist_interval
 	hist_merge(&out->hist, &cpu->hist);
 	out->lost_keys += cpu->lost_keys;
 	out->unmatched += cpu->unmatched;
-		out->missed_ends += cpu->missed_ends;
+	out->missed_ends += cpu->missed_ends;
 }
 
 int drain_interval(struct drain *d, struct hist_interval *out, struct keyed_snapshot *snap)

@@ -55,6 +55,7 @@ wait_exit() {
 start_load() {
 	local name=$1 line
 	shift
+	rm -f "$T/$name.out"
 	"$LOAD" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
 	JOBS+=($!)
 	printf -v "${name}_JOB" %s $!
@@ -70,6 +71,7 @@ start_load() {
 start_opens() {
 	local name=$1
 	shift
+	rm -f "$T/$name.out"
 	"$BUILD/tests/openload" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
 	JOBS+=($!)
 	printf -v "${name}_JOB" %s $!
@@ -96,6 +98,8 @@ wait_loads() {
 start_tool() {
 	local tool=$1
 	shift
+	# A second run in one test must not find the first one's banner.
+	rm -f "$T/out" "$T/err"
 	"$BUILD/$tool" "$@" > "$T/out" 2> "$T/err" &
 	TOOL_JOB=$!
 	watchdog "$TOOL_JOB"

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,19 +99,39 @@ static const struct probe probes[] = {
 	{ "block_rq_complete", PROBE_RAW_TRACEPOINT, "block/block_rq_complete", "rq_complete", false },
 };
 
-/* Whole disks, as /sys/block lists them, comma-separated into @buf. */
+static int not_dot(const struct dirent *de)
+{
+	return de->d_name[0] != '.';
+}
+
+/* Whole disks, as /sys/block lists them, sorted, comma-separated into @buf. */
 static void list_disks(char *buf, size_t len)
 {
-	DIR *d = opendir("/sys/block");
-	struct dirent *de;
-	size_t n = 0;
+	struct dirent **de;
+	int n = scandir("/sys/block", &de, not_dot, alphasort);
+	size_t at = 0;
 
 	buf[0] = '\0';
-	while (d && (de = readdir(d)) && n < len)
-		if (de->d_name[0] != '.')
-			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", de->d_name);
-	if (d)
-		closedir(d);
+	for (int i = 0; i < n; i++) {
+		if (at < len)
+			at += snprintf(buf + at, len - at, "%s%s", at ? ", " : "", de[i]->d_name);
+		free(de[i]);
+	}
+	if (n >= 0)
+		free(de);
+}
+
+/* The disk a partition is on: the parent of /sys/class/block/PART. */
+static void partition_disk(const char *part, char *buf, size_t len)
+{
+	char path[320], real[PATH_MAX], *slash;
+
+	snprintf(path, sizeof(path), "/sys/class/block/%s/..", part);
+	if (!realpath(path, real) || !(slash = strrchr(real, '/'))) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	snprintf(buf, len, "%s", slash + 1);
 }
 
 /* "MAJ:MIN" of a /sys file, as a kernel dev_t. */
@@ -138,9 +159,11 @@ static int parse_disk(const char *arg, struct run_config *rc)
 		if (!read_dev(path, &opt.dev))
 			return 0;
 		snprintf(path, sizeof(path), "/sys/class/block/%s/partition", arg);
-		if (!access(path, F_OK))
+		if (!access(path, F_OK)) {
+			partition_disk(arg, disks, sizeof(disks));
 			return cli_error(rc, "'%s' is a partition: biolat traces whole disks "
-					 "(the disk it is on, in /sys/class/block/%s/..)", arg, arg);
+					 "(this one is on %s)", arg, disks);
+		}
 	}
 	list_disks(disks, sizeof(disks));
 	return cli_error(rc, "unknown disk '%s' for -d: expected one of %s", arg,

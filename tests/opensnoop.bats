@@ -366,3 +366,100 @@ EOF_CASES
 	[ "$(count_path "$T/d/one")" -eq 6 ]
 	jout 'select(.path) | .pid == $p' --argjson p "$C_PID"
 }
+
+# fifo_trace SA_RESTART OPENS TOOL_ARGS...: openload's FIFO opens, each
+# interrupted by 3 SIGUSR1 (handler with SA_RESTART 1 or 0), traced with
+# opensnoop TOOL_ARGS -p PID until the process exits; the process's opens
+# are OPENS reads of $FIFO (O_RDONLY), EINTR more that failed EINTR (0 with
+# SA_RESTART, more than 0 without) and OPENS writes (O_WRONLY).
+FIFO_OPENS=5
+fifo_trace() {
+	local restart=$1 opens=$2
+	shift 2
+	FIFO=$T/fifo
+	# Each run's pid= line and banner, not an earlier run's.
+	rm -f "$T/go" "$T/hold" "$T/A.out" "$T/out" "$T/err"
+	start_opens A --fifo "$FIFO" --signal-us 1000 --sa-restart "$restart" --opens "$opens"
+	start_tool opensnoop "$@" -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	EINTR=$(sed -nE 's/^eintr=([0-9]+)$/\1/p' "$T/A.out")
+	echo "sa-restart $restart: eintr=$EINTR"
+	if [ "$restart" = 1 ]; then
+		[ "$EINTR" -eq 0 ]
+	else
+		[ "$EINTR" -gt 0 ]
+	fi
+}
+
+@test "interrupted FIFO opens, events: one per open as the process saw it, never -512" {
+	local o=$FIFO_OPENS
+	for restart in 1 0; do
+		fifo_trace "$restart" "$o" -j
+		jq -s 'map(select(.path))' "$T/out" > "$T/events"
+		jq -e 'all(.err < 512 or .err > 516)' "$T/events"
+		jq -e --arg p "$FIFO" --argjson pid "$A_PID" 'all(.path == $p and .pid == $pid)' \
+			"$T/events"
+		jq -e --argjson o "$o" --argjson n "$EINTR" '
+			(map(select(.flags % 4 == 0 and .err == 0 and .fd >= 0)) | length) == $o and
+			(map(select(.flags % 4 == 1 and .err == 0 and .fd >= 0)) | length) == $o and
+			(map(select(.err == 4 and .fd == -1 and .flags % 4 == 0)) | length) == $n and
+			length == 2 * $o + $n' "$T/events"
+		jout 'select(.events) | .events == $t and .lost == 0' --argjson t $((2 * o + EINTR))
+	done
+}
+
+@test "interrupted FIFO opens, -C --by errno (counted at the exit): EINTR rows exact, no restart code" {
+	local o=$FIFO_OPENS
+	fifo_trace 1 "$o" -C -j --by errno
+	jq -e -s --argjson o "$o" 'length == 1 and (.[0] | .by == "errno" and
+		.total == 2 * $o and .lost == 0 and
+		.rows == [{"errno": 0, "opens": (2 * $o), "failed": 0}])' "$T/out"
+
+	fifo_trace 0 "$o" -C -j --by errno
+	jq -e -s --argjson o "$o" --argjson n "$EINTR" 'length == 1 and (.[0] | .by == "errno" and
+		.total == 2 * $o + $n and .lost == 0 and
+		(.rows | sort_by(.errno)) == [{"errno": 0, "opens": (2 * $o), "failed": 0},
+					      {"errno": 4, "opens": $n, "failed": $n}])' "$T/out"
+}
+
+@test "interrupted FIFO opens, -C by process (counted at the exit): opens and failed exact" {
+	local o=$FIFO_OPENS
+	for restart in 1 0; do
+		fifo_trace "$restart" "$o" -C -j
+		jq -e -s --argjson o "$o" --argjson n "$EINTR" --argjson pid "$A_PID" '
+			length == 1 and (.[0] | .by == "process" and .total == 2 * $o + $n and
+			.lost == 0 and
+			.rows == [{"pid": $pid, "comm": "openload", "opens": (2 * $o + $n), "failed": $n}])' \
+			"$T/out"
+	done
+}
+
+@test "interrupted FIFO opens, -C -f O_RDONLY (the entry path): the reads only, EINTR exact" {
+	local o=$FIFO_OPENS
+	for restart in 1 0; do
+		fifo_trace "$restart" "$o" -C -j -f O_RDONLY
+		jq -e -s --argjson o "$o" --argjson n "$EINTR" --argjson pid "$A_PID" '
+			length == 1 and (.[0] | .total == $o + $n and .lost == 0 and
+			.rows == [{"pid": $pid, "comm": "openload", "opens": ($o + $n), "failed": $n}])' \
+			"$T/out"
+
+		fifo_trace "$restart" "$o" -C -j -f O_RDONLY --by errno
+		jq -e -s --argjson o "$o" --argjson n "$EINTR" '
+			length == 1 and (.[0] | .total == $o + $n and
+			(.rows | sort_by(.errno)) == ([{"errno": 0, "opens": $o, "failed": 0}] +
+				if $n > 0 then [{"errno": 4, "opens": $n, "failed": $n}] else [] end))' \
+			"$T/out"
+	done
+}
+
+@test "interrupted FIFO opens, -L: each open timed once, the EINTR ones as errors" {
+	local o=$FIFO_OPENS
+	for restart in 1 0; do
+		fifo_trace "$restart" "$o" -L -j
+		jout '.count == 2 * $o + $n and .errors == $n' --argjson o "$o" --argjson n "$EINTR"
+		[ "$(jq -s 'length' "$T/out")" -eq 1 ]
+	done
+}

@@ -10,6 +10,21 @@
  * --dir DIR, openat(2) and openat2(2) resolve the paths against an fd of
  * DIR instead of the working directory.
  *
+ * With --fifo PATH (made with mkfifo(3) if missing) it opens no --file:
+ * the main thread opens PATH for reading, which blocks (no writer), while
+ * another thread sends it SIGUSR1 (pthread_kill) --interrupts K times
+ * (default 3), each --signal-us US (default 1000) microseconds after the
+ * opener is blocked in the open again, then opens PATH for writing
+ * (O_WRONLY, which unblocks the reader) and closes it once the reader's
+ * open has returned. --sa-restart 1 (default) installs the handler with
+ * SA_RESTART: the kernel restarts the interrupted open unseen, one open.
+ * With 0 the open fails EINTR at each signal; the reader counts that and
+ * opens again, so it still ends with exactly one successful open. All of
+ * this --opens times; then "eintr=N" (the failed opens) is printed on its
+ * own line before "done". The process's opens are then: --opens reads
+ * (flags as --flags, O_RDONLY by default), N failed ones (EINTR, same
+ * flags) and --opens writes (O_WRONLY), and no other.
+ *
  * It prints "pid=P" and waits for --go FILE (polling with access(), which
  * is not an open) so a tracer can attach first; after the opens it prints
  * "done" and waits for --hold FILE before exiting.
@@ -18,16 +33,22 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <linux/openat2.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_FILES 16
+#define BLOCKED_POLL_US 50
+#define BLOCKED_POLLS 40000	/* give up waiting for the opener after 2 s */
 
 enum place { PLACE_PLAIN, PLACE_COLD, PLACE_EDGE };
 enum call { CALL_OPEN, CALL_OPENAT, CALL_OPENAT2 };
@@ -41,12 +62,35 @@ static enum call call = CALL_OPENAT;
 static const char *go_file, *hold_file, *comm;
 static int dirfd = AT_FDCWD;
 
+/* --fifo */
+static const char *fifo;
+static long signal_us = 1000, interrupts = 3;
+static int sa_restart = 1;
+static pthread_t opener;		/* the main thread */
+static int opener_syscall_fd = -1;	/* its /proc/.../syscall */
+static volatile int go;
+static long handled;			/* signals the handler has seen */
+static long rounds_opened, rounds_closed;	/* reader's opens, writer's closes */
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
 static void wait_file(const char *path)
 {
-	struct timespec ts = { .tv_nsec = 1000000 };
-
 	while (path && access(path, F_OK))
-		nanosleep(&ts, NULL);
+		sleep_us(1000);
+}
+
+/* Wait until *counter > than. */
+static void wait_above(long *counter, long than)
+{
+	while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) <= than)
+		sleep_us(20);
 }
 
 static int do_open(const char *path)
@@ -63,6 +107,107 @@ static int do_open(const char *path)
 	default:
 		return openat(dirfd, path, flags, 0600);
 	}
+}
+
+static long call_nr(void)
+{
+	return call == CALL_OPEN ? SYS_open : call == CALL_OPENAT2 ? SYS_openat2 : SYS_openat;
+}
+
+/* Is the opener blocked in its open? /proc/PID/task/TID/syscall says
+ * "running" or the number of the syscall it sleeps in; read with pread
+ * on an fd opened before "pid=" (an open now would be traced). */
+static bool opener_blocked(void)
+{
+	char buf[32];
+	ssize_t n = pread(opener_syscall_fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return buf[0] >= '0' && buf[0] <= '9' && strtol(buf, NULL, 10) == call_nr();
+}
+
+/* So that each signal interrupts the open, not the code around it (where
+ * /proc cannot tell, or after 2 s, send it anyway). */
+static void wait_opener_blocked(void)
+{
+	for (int i = 0; opener_syscall_fd >= 0 && i < BLOCKED_POLLS && !opener_blocked(); i++)
+		sleep_us(BLOCKED_POLL_US);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	__atomic_add_fetch(&handled, 1, __ATOMIC_RELEASE);
+}
+
+/* --fifo: per round, the signals, then the writer that ends the open. */
+static void *signaler_main(void *arg)
+{
+	long sent = 0;
+
+	(void)arg;
+	while (!go)
+		sleep_us(200);
+	for (long r = 0; r < opens; r++) {
+		int fd;
+
+		for (long k = 0; k < interrupts; k++) {
+			wait_opener_blocked();
+			sleep_us(signal_us);
+			pthread_kill(opener, SIGUSR1);
+			wait_above(&handled, sent++);
+		}
+		fd = openat(dirfd, fifo, O_WRONLY);
+		if (fd < 0) {
+			perror("openload: fifo writer");
+			exit(1);
+		}
+		wait_above(&rounds_opened, r);
+		close(fd);
+		__atomic_store_n(&rounds_closed, r + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* --fifo: the reader's side; returns the opens that failed EINTR. */
+static long open_fifo(void)
+{
+	long eintr = 0;
+
+	for (long r = 0; r < opens; r++) {
+		int fd;
+
+		while ((fd = do_open(fifo)) < 0 && errno == EINTR)
+			eintr++;
+		if (fd < 0) {
+			perror("openload: fifo reader");
+			exit(1);
+		}
+		__atomic_store_n(&rounds_opened, r + 1, __ATOMIC_RELEASE);
+		close(fd);
+		/* A writer still there would make the next open return at once. */
+		wait_above(&rounds_closed, r);
+	}
+	return eintr;
+}
+
+static int fifo_setup(pthread_t *signaler)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	char path[64];
+
+	if (mkfifoat(dirfd, fifo, 0600) && errno != EEXIST)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", getpid());
+	opener_syscall_fd = open(path, O_RDONLY);	/* -1: no such file, send blind */
+	opener = pthread_self();
+	sa.sa_flags = sa_restart ? SA_RESTART : 0;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return -1;
+	return pthread_create(signaler, NULL, signaler_main, NULL) ? -1 : 0;
 }
 
 /* The path in a private file-backed page, dropped before each open. */
@@ -131,7 +276,9 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: openload --file PATH [--file PATH...] [--opens N] "
 		"[--call open|openat|openat2] [--flags creat|write|rdwr|...] [--cold|--edge] "
-		"[--dir DIR] [--comm NAME] [--go FILE] [--hold FILE]\n");
+		"[--dir DIR] [--comm NAME] [--go FILE] [--hold FILE]\n"
+		"       openload --fifo PATH [--signal-us US] [--sa-restart 1|0] [--interrupts K] "
+		"[--opens N] [same options]\n");
 	exit(2);
 }
 
@@ -162,9 +309,15 @@ int main(int argc, char **argv)
 		{ "go", required_argument, NULL, 'g' },
 		{ "hold", required_argument, NULL, 'h' },
 		{ "dir", required_argument, NULL, 'D' },
+		{ "fifo", required_argument, NULL, 'P' },
+		{ "signal-us", required_argument, NULL, 'k' },
+		{ "sa-restart", required_argument, NULL, 'R' },
+		{ "interrupts", required_argument, NULL, 'K' },
 		{},
 	};
-	int c, failed;
+	pthread_t signaler;
+	int c;
+	long eintr;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
@@ -187,18 +340,33 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			break;
+		case 'P': fifo = optarg; break;
+		case 'k': signal_us = strtol(optarg, NULL, 10); break;
+		case 'R': sa_restart = atoi(optarg); break;
+		case 'K': interrupts = strtol(optarg, NULL, 10); break;
 		default: usage();
 		}
 	}
-	if (!nfiles || opens < 1)
+	if (!nfiles == !fifo || opens < 1 || signal_us < 0 || interrupts < 0)
 		usage();
 	if (comm)
 		prctl(PR_SET_NAME, comm);
+	if (fifo && fifo_setup(&signaler)) {
+		perror("openload: --fifo");
+		return 1;
+	}
 	printf("pid=%d\n", getpid());
 	fflush(stdout);
 	wait_file(go_file);
-	failed = open_all();
-	printf("failed=%d\ndone\n", failed);
+	if (fifo) {
+		go = 1;
+		eintr = open_fifo();
+		pthread_join(signaler, NULL);
+		printf("eintr=%ld\n", eintr);
+	} else {
+		printf("failed=%d\n", open_all());
+	}
+	printf("done\n");
 	fflush(stdout);
 	wait_file(hold_file);
 	return 0;

@@ -15,7 +15,7 @@ __u64 taken;
 SEC("tp/syscalls/sys_enter_read")
 int store_enter(struct syscall_enter_ctx *ctx)
 {
-	struct start *s = start_begin();
+	struct start *s = start_begin(ctx->args[1] ^ ctx->args[0] << 48);
 
 	if (s) {
 		s->fd = (__s32)ctx->args[0];

@@ -82,7 +82,7 @@ static __always_inline int on_enter(__s64 dfd, __u64 filename, __u64 flags, __u6
 
 	if (!traced() || !uid_traced())
 		return 0;
-	s = start_begin();
+	s = start_begin(filename ^ (__u64)dfd << 48 ^ flags << 16);
 	if (!s)
 		return 0;
 	s->fd = (__s32)dfd;

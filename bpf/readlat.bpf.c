@@ -155,13 +155,13 @@ static __always_inline void read_done(struct start *s, __u64 now, long ret)
 	hist_add_ns(h, delta, mode != READLAT_HIST || by_cache);
 }
 
-static __always_inline int on_enter(__u64 fd)
+static __always_inline int on_enter(__u64 fd, __u64 buf)
 {
 	struct start *s;
 
 	if (!traced())
 		return 0;
-	s = start_begin();
+	s = start_begin(buf ^ fd << 48);
 	if (s) {
 		s->fd = (__s32)fd;
 		if (by_cache)
@@ -247,7 +247,7 @@ int sched_switch(void *ctx)
 SEC("tp/syscalls/sys_enter_" #name)					\
 int enter_##name(struct syscall_enter_ctx *ctx)				\
 {									\
-	return on_enter(ctx->args[0]);					\
+	return on_enter(ctx->args[0], ctx->args[1]);			\
 }									\
 SEC("tp/syscalls/sys_exit_" #name)					\
 int exit_##name(struct syscall_exit_ctx *ctx)				\

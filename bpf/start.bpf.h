@@ -22,6 +22,7 @@ struct start {
 	__s32 fd;
 	__s32 restart;		/* that code, until a restart or a signal decides */
 	__u64 arg[3];		/* what else the tool keeps from the entry */
+	__u64 op;		/* the operation's arguments, as start_begin got them */
 };
 
 struct {
@@ -77,9 +78,13 @@ static __always_inline struct start *start_get_or_create(void)
 /* An operation starts: the record for the tool to fill in, its start time
  * (ts) last, or NULL when this entry is the kernel restarting an
  * interrupted operation (to the application the same one, timed from its
- * first entry). The clock is read after the lookup: measured ~30 ns
- * cheaper per operation than before it (BPF run-time stats, 6.18). */
-static __always_inline struct start *start_begin(void)
+ * first entry). @op identifies the operation by its arguments, which a
+ * restart repeats: an entry with others after a restart code is a new
+ * operation (a signal handler that left with siglongjmp abandoned the
+ * old one, which the kernel never restarts). The clock is read after
+ * the lookup: measured ~30 ns cheaper per operation than before it (BPF
+ * run-time stats, 6.18). */
+static __always_inline struct start *start_begin(__u64 op)
 {
 	struct start *s = start_get_or_create();
 
@@ -87,8 +92,10 @@ static __always_inline struct start *start_begin(void)
 		return NULL;
 	if (s->restart) {
 		s->restart = 0;
-		return NULL;
+		if (s->op == op)
+			return NULL;
 	}
+	s->op = op;
 	return s;
 }
 

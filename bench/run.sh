@@ -727,9 +727,16 @@ prog_stats() {
 	done
 }
 
-# The counts each tracer ends with: biolat's "count N" line, the sum of
+# The counts each tracer ends with: biolat's count (JSON), the sum of
 # libbpf-tools' buckets, the sum of bpftrace's hist buckets (JSON).
-count_bl() { { grep -oE '^count [0-9]+' "$1" || true; } | awk '{ s += $2 } END { if (NR) print s }'; }
+count_bl() { { grep '^{' "$1" || true; } | jq -s '[.[] | select(.count != null) | .count] | add // empty' 2>/dev/null || true; }
+# What biolat accounts for: counted + lost (completions the kernel ran no
+# program for, found when their request is issued again) + unfinished.
+accounted_bl() {
+	{ grep '^{' "$1" || true; } |
+		jq -s '([.[] | select(.count != null) | .count + .lost] | add // 0) +
+			([.[] | select(.unfinished != null) | .unfinished] | add // 0)' 2>/dev/null || echo -
+}
 count_lt() { awk -F: '/ -> / { split($2, a, " "); s += a[1]; n++ } END { if (n) print s }' "$1"; }
 count_bt() { { grep '^{' "$1" || true; } | jq -s '[.[] | select(.type == "hist") | .data[][] | .count] | add // 0' 2>/dev/null || true; }
 
@@ -751,7 +758,7 @@ bio_run() {
 	rm -f "$TMP/bio.go" "$TMP/bio.hold"
 	"$B/blkcount" "$BIO_MAJMIN" >"$TMP/bio.ctl" 2>"$TMP/bio.ctl.err" &
 	pids[ctl]=$!
-	"$BUILD/biolat" -d "$BIO_NAME" >"$TMP/bio.bl" 2>&1 &
+	"$BUILD/biolat" -d "$BIO_NAME" -j >"$TMP/bio.bl" 2>&1 &
 	pids[bl]=$!
 	if [ -n "$LT_BIOLATENCY" ]; then
 		stdbuf -oL "$LT_BIOLATENCY" -d "$BIO_NAME" >"$TMP/bio.lt" 2>&1 &
@@ -801,7 +808,7 @@ bio_run() {
 	done
 	# biolat's own word on what it did not count
 	grep -hE 'not counted|dropped' "$TMP/bio.bl" >>"$TMP/bio.bl.said" || true
-	echo "$r $((s1 - s0)) $tf ${ctl:--} ${miss:--} ${got[bl]} ${got[lt]} ${got[bt]}" >>"$TMP/bio.counts"
+	echo "$r $((s1 - s0)) $tf ${ctl:--} ${miss:--} ${got[bl]} ${got[lt]} ${got[bt]} $(accounted_bl "$TMP/bio.bl")" >>"$TMP/bio.counts"
 }
 
 bio_measure() {
@@ -825,16 +832,16 @@ bio_tool_name() {
 }
 
 bio_counts_table() {
-	local r st tf ctl miss bl lt bt
-	echo "| run | reads completed (stat) | biolat | libbpf-tools | bpftrace | tracepoint fired (tracefs) | raw_tp count program | its misses |"
-	echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
-	while read -r r st tf ctl miss bl lt bt; do
-		echo "| $r | $st | $bl | $lt | $bt | $tf | $ctl | $miss |"
+	local r st tf ctl miss bl lt bt acc
+	echo "| run | reads completed (stat) | biolat | biolat + lost + unfinished | libbpf-tools | bpftrace | tracepoint fired (tracefs) | raw_tp count program | its misses |"
+	echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	while read -r r st tf ctl miss bl lt bt acc; do
+		echo "| $r | $st | $bl | $acc | $lt | $bt | $tf | $ctl | $miss |"
 	done <"$TMP/bio.counts"
 	# runs short of stat, per column
-	awk '{ for (i = 3; i <= 8; i++) if (i != 5) { if ($i == "-") na[i]++; else if ($i < $2) s[i]++; else if ($i > $2) o[i]++ } }
-		END { printf "| short of stat / over / n/a | runs | %d / %d / %d | %d / %d / %d | %d / %d / %d | %d / %d / %d | %d / %d / %d | |\n",
-			s[6], o[6], na[6], s[7], o[7], na[7], s[8], o[8], na[8], s[3], o[3], na[3], s[4], o[4], na[4] }' "$TMP/bio.counts"
+	awk '{ for (i = 3; i <= 9; i++) if (i != 5) { if ($i == "-") na[i]++; else if ($i < $2) s[i]++; else if ($i > $2) o[i]++ } }
+		END { printf "| short of stat / over / n/a | runs | %d / %d / %d | %d / %d / %d | %d / %d / %d | %d / %d / %d | %d / %d / %d | %d / %d / %d | |\n",
+			s[6], o[6], na[6], s[9], o[9], na[9], s[7], o[7], na[7], s[8], o[8], na[8], s[3], o[3], na[3], s[4], o[4], na[4] }' "$TMP/bio.counts"
 }
 
 # bio_cost TOOL: per run, the sum over the tool's programs that ran at
@@ -878,6 +885,9 @@ bio_targets() {
 	st_f() { grep -oE "$1=[-0-9.]+" "$TMP/st.biolat" 2>/dev/null | cut -d= -f2 | median; }
 	short=$(awk '$6 == "-" || $6 != $2' "$TMP/bio.counts" 2>/dev/null | grep -c . || true)
 	echo "| biolat -d: count = reads completed (stat), every one of $BIO_RUNS runs of $BIO_READS reads | $BIO_RUNS of $BIO_RUNS | $((BIO_RUNS - short)) of $BIO_RUNS |" \
+		"$(if [ "$short" = 0 ]; then echo met; else echo '**missed**'; fi) |"
+	short=$(awk '$9 == "-" || $9 != $2' "$TMP/bio.counts" 2>/dev/null | grep -c . || true)
+	echo "| biolat -d: count + lost + unfinished = reads completed (stat): nothing silent, every run | $BIO_RUNS of $BIO_RUNS | $((BIO_RUNS - short)) of $BIO_RUNS |" \
 		"$(if [ "$short" = 0 ]; then echo met; else echo '**missed**'; fi) |"
 	short=$(awk '$6 == "-" || $4 == "-" || $6 != $4' "$TMP/bio.counts" 2>/dev/null | grep -c . || true)
 	echo "| biolat -d: count = the raw_tp count program's, every run (all BPF was given) | $BIO_RUNS of $BIO_RUNS | $((BIO_RUNS - short)) of $BIO_RUNS |" \

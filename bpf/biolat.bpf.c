@@ -211,9 +211,7 @@ static __always_inline void unissued_done(void *rq, __u64 now, long error)
 
 	if (by_submitter)
 		return;		/* its submitter is not known */
-	v.dev = rq_dev(rq);
-	if (filter_dev && v.dev != filter_dev)
-		return;
+	v.dev = filter_dev ? filter_dev : rq_dev(rq);
 	if (blk.rq_start_time != BIOLAT_NO_FIELD)
 		bpf_probe_read_kernel(&born, sizeof(born), (char *)rq + blk.rq_start_time);
 	if (born > started_ns && born <= now) {
@@ -239,6 +237,9 @@ int rq_complete(struct raw_tp_ctx *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	struct rq_entry *e, v;
 
+	/* -d: other disks' completions cost this and nothing more. */
+	if (filter_dev && rq_dev(rq) != filter_dev)
+		return 0;
 	/* Not the last part of the request: its completion is still to come. */
 	if (nr_bytes < read_u32(rq, blk.rq_data_len))
 		return 0;

@@ -57,16 +57,24 @@ static __always_inline struct inflight_head *inflight_slot(void *map, __u32 slot
 	return bpf_map_lookup_elem(map, &idx);
 }
 
-/* The slot of @key (in flight or ended), or NULL. */
+/* The slot of @key (in flight or ended), or NULL. A slot never becomes
+ * empty again once taken, and a key takes the first empty slot of its
+ * window if there is one: no key lies past an empty slot. */
 static __always_inline struct inflight_head *inflight_find(void *map, __u32 slots, __u64 key)
 {
 	__u32 first = inflight_hash(key, slots);
 	struct inflight_head *e;
+	__u64 cur;
 
 	for (int i = 0; i < INFLIGHT_WINDOW; i++) {
 		e = inflight_slot(map, slots, first, i);
-		if (e && INFLIGHT_LOAD(e->key) == key)
+		if (!e)
+			continue;
+		cur = INFLIGHT_LOAD(e->key);
+		if (cur == key)
 			return e;
+		if (!cur)
+			break;
 	}
 	return NULL;
 }

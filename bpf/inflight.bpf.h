@@ -63,20 +63,26 @@ static __always_inline struct inflight_head *inflight_slot(void *map, __u32 slot
 static __always_inline struct inflight_head *inflight_find(void *map, __u32 slots, __u64 key)
 {
 	__u32 first = inflight_hash(key, slots);
-	struct inflight_head *e;
+	struct inflight_head *e, *found = NULL;
+	bool stop = false;
 	__u64 cur;
 
+	/* No early exit: a loop clang can unroll. 6.1's verifier rejects the
+	 * loop it makes of one ("back-edge"). */
+#pragma clang loop unroll(full)
 	for (int i = 0; i < INFLIGHT_WINDOW; i++) {
+		if (found || stop)
+			continue;
 		e = inflight_slot(map, slots, first, i);
 		if (!e)
 			continue;
 		cur = INFLIGHT_LOAD(e->key);
 		if (cur == key)
-			return e;
-		if (!cur)
-			break;
+			found = e;
+		else if (!cur)
+			stop = true;
 	}
-	return NULL;
+	return found;
 }
 
 /* Take @e, seen holding @cur (0, or an ended key), for @key: zeroed past
@@ -106,6 +112,7 @@ static __always_inline struct inflight_head *inflight_get(void *map, __u32 slots
 	__u64 cur, ended_key = 0, oldest_key = 0;
 
 	*created = false;
+#pragma clang loop unroll(full)
 	for (int i = 0; i < INFLIGHT_WINDOW; i++) {
 		e = inflight_slot(map, slots, first, i);
 		if (!e)

@@ -6,6 +6,7 @@
 #include "hist.bpf.h"
 #include "filter.bpf.h"
 #include "inflight.bpf.h"
+#include "kread.bpf.h"
 #include "raw_tp.bpf.h"
 #include "biolat.h"
 
@@ -32,22 +33,6 @@ INFLIGHT_MAP(inflight, struct rq_entry, BIOLAT_INFLIGHT_SLOTS);
 KEYED_HIST_MAP(hists_a, struct biolat_key, BIOLAT_MAX_KEYS);
 KEYED_HIST_MAP(hists_b, struct biolat_key, BIOLAT_MAX_KEYS);
 KEYED_HIST_SLOT(hists, hists_a);
-
-static __always_inline void *read_ptr(const void *base, __u32 off)
-{
-	void *p = NULL;
-
-	bpf_probe_read_kernel(&p, sizeof(p), (const char *)base + off);
-	return p;
-}
-
-static __always_inline __u32 read_u32(const void *base, __u32 off)
-{
-	__u32 v = 0;
-
-	bpf_probe_read_kernel(&v, sizeof(v), (const char *)base + off);
-	return v;
-}
 
 /* The request's disk, as a kernel dev_t (its gendisk's first minor). */
 static __always_inline __u32 rq_dev(void *rq)
@@ -114,7 +99,8 @@ static __always_inline struct rq_entry *rq_entry(struct raw_tp_ctx *ctx, void **
 		e->issued = 0;
 		e->requeued = 0;
 	}
-	rq_first_seen(e, filter_dev ? dev : rq_dev(*rq));
+	/* The disk: known already with -d, needed otherwise by -D only. */
+	rq_first_seen(e, filter_dev ? dev : (by & BY_DISK) ? rq_dev(*rq) : 0);
 	return e;
 }
 
@@ -211,7 +197,7 @@ static __always_inline void unissued_done(void *rq, __u64 now, long error)
 
 	if (by_submitter)
 		return;		/* its submitter is not known */
-	v.dev = filter_dev ? filter_dev : rq_dev(rq);
+	v.dev = filter_dev ? filter_dev : (by & BY_DISK) ? rq_dev(rq) : 0;
 	if (blk.rq_start_time != BIOLAT_NO_FIELD)
 		bpf_probe_read_kernel(&born, sizeof(born), (char *)rq + blk.rq_start_time);
 	if (born > started_ns && born <= now) {

@@ -9,16 +9,9 @@
 #define KERNEL_BPF_H
 
 #include "kernel_layout.h"
+#include "kread.bpf.h"
 
 const volatile struct kernel_layout layout = {};
-
-static __always_inline void *read_ptr(const void *base, __u32 off)
-{
-	void *p = NULL;
-
-	bpf_probe_read_kernel(&p, sizeof(p), (const char *)base + off);
-	return p;
-}
 
 /* The name of the current process: its group leader's comm. Without the
  * layout, the current thread's name. */

@@ -32,9 +32,6 @@ const volatile __s32 flags_accmode = -1;	/* O_RDONLY/O_WRONLY/O_RDWR, or -1 */
 const volatile __u64 wakeup_bytes = OPENSNOOP_RINGBUF_DEFAULT / 4;
 
 struct opensnoop_totals totals SEC(".bss");
-/* count_at_exit: threads whose open returned a restart code and has not
- * ended yet (0 nearly always: the exit reads this and nothing else). */
-__u64 restarts_pending SEC(".bss");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -92,26 +89,6 @@ static __always_inline int on_enter(__s64 dfd, __u64 filename, __u64 flags, __u6
 	/* -C times nothing: a non-zero mark is all its start needs. */
 	s->ts = mode == OPENSNOOP_COUNT ? 1 : bpf_ktime_get_ns();
 	return 0;
-}
-
-/* count_at_exit: a restart code is not the end of the open; remember it
- * for a signal that may end it with EINTR. */
-static __always_inline bool start_restarting_mark(long ret)
-{
-	struct start *s;
-
-	if (!syscall_restarting(ret))
-		return false;
-	s = start_get_or_create();
-	if (s && !s->restart) {
-		s->ts = 1;
-		s->exit_ts = 0;
-		s->arg[ARG_FLAGS] = 0;
-		s->arg[ARG_MODE_CALL] = 0;
-		s->restart = (__s32)ret;
-		__sync_fetch_and_add(&restarts_pending, 1);
-	}
-	return true;
 }
 
 static __always_inline bool flags_traced(__u32 flags)
@@ -295,17 +272,9 @@ static __always_inline void open_done(struct start *s, __u64 now, long ret)
  * a signal turns it into EINTR (signal_deliver then counts it). */
 static __always_inline int count_exit(long ret)
 {
-	struct start *s;
-
 	if (!traced() || !uid_traced())
 		return 0;
-	if (restarts_pending && (s = start_get()) && s->restart) {
-		/* The restarted open is ending: its pending mark goes. */
-		s->restart = 0;
-		s->ts = 0;
-		__sync_fetch_and_sub(&restarts_pending, 1);
-	}
-	if (start_restarting_mark(ret))
+	if (start_exit_only(ret))
 		return 0;
 	if (result_traced(ret) && !is_self())
 		count_open(NULL, ret);
@@ -341,8 +310,6 @@ int signal_deliver(struct signal_deliver_ctx *ctx)
 
 	if (!s)
 		return 0;
-	if (count_at_exit)
-		__sync_fetch_and_sub(&restarts_pending, 1);
 	open_done(s, s->exit_ts, -EINTR_ERR);
 	return 0;
 }

@@ -117,6 +117,42 @@ static __always_inline bool start_restarting(struct start *s, long ret, __u64 no
 	return true;
 }
 
+/*
+ * Operations seen at their exit only (a tool that needs nothing from the
+ * entry has no entry program). A restart code still does not end one: a
+ * record remembers it for start_interrupted(), and the restarted call's
+ * exit clears it. start_restarts_pending counts the threads with such a
+ * record: 0 nearly always, so a common exit reads it and nothing else.
+ */
+#define START_OP_EXIT_ONLY (~0ULL)	/* start.op of such a record */
+__u64 start_restarts_pending SEC(".bss");
+
+/* At the exit of an exit-only operation: true if it is not over (the
+ * kernel restarts it, or a signal ends it with EINTR). */
+static __always_inline bool start_exit_only(long ret)
+{
+	struct start *s;
+
+	if (start_restarts_pending && (s = start_get()) && s->restart) {
+		/* The restarted call is ending: its mark goes. */
+		s->restart = 0;
+		s->ts = 0;
+		__sync_fetch_and_sub(&start_restarts_pending, 1);
+	}
+	if (!syscall_restarting(ret))
+		return false;
+	s = start_get_or_create();
+	if (s && !s->restart) {
+		s->ts = 1;
+		s->exit_ts = 0;
+		s->arg[0] = s->arg[1] = s->arg[2] = 0;
+		s->op = START_OP_EXIT_ONLY;
+		s->restart = (__s32)ret;
+		__sync_fetch_and_add(&start_restarts_pending, 1);
+	}
+	return true;
+}
+
 /* At a signal's delivery: the operation of this thread that the signal
  * ends with EINTR (it ended at s->exit_ts), or NULL. */
 static __always_inline struct start *start_interrupted(const struct signal_deliver_ctx *ctx)
@@ -126,6 +162,8 @@ static __always_inline struct start *start_interrupted(const struct signal_deliv
 	if (!s || !s->restart || !s->ts || !signal_interrupts(ctx, s->restart))
 		return NULL;
 	s->restart = 0;
+	if (s->op == START_OP_EXIT_ONLY)
+		__sync_fetch_and_sub(&start_restarts_pending, 1);
 	return s;
 }
 

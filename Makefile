@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Adding a tool: bpf/<tool>.bpf.c, tools/<tool>.c (+ tools/<tool>.h), and its name here.
-TOOLS := readlat opensnoop biolat
+TOOLS := readlat opensnoop biolat tcprcv
 
 VERSION ?= 0.1.0
 SHELL := /bin/bash

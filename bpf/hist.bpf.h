@@ -55,28 +55,33 @@ static __always_inline void raise_to(__u64 *p, __u64 v)
 	}
 }
 
-/* Count @raw (kept exact in sum/max/min) in the bucket of @v (its value
- * in the display unit). @shared: other CPUs add to @h too (a keyed
- * histogram), so atomically; else @h is this CPU's own. */
-static __always_inline void hist_add(struct hist *h, __u64 raw, __u64 v, bool shared)
+/* Count @n values of @raw (kept exact in sum/max/min) in the bucket of
+ * @v (its value in the display unit). @shared: other CPUs add to @h too
+ * (a keyed histogram), so atomically; else @h is this CPU's own. */
+static __always_inline void hist_add_n(struct hist *h, __u64 raw, __u64 v, __u32 n, bool shared)
 {
 	__u32 idx = hist_bucket(v);
 
 	if (idx >= HIST_BUCKETS)
 		idx = HIST_BUCKETS - 1;
 	if (!shared) {
-		h->buckets[idx]++;
-		h->sum += raw;
+		h->buckets[idx] += n;
+		h->sum += raw * n;
 		if (raw > h->max)
 			h->max = raw;
 		if (~raw > h->min_inv)
 			h->min_inv = ~raw;
 		return;
 	}
-	__sync_fetch_and_add(&h->buckets[idx], 1);
-	__sync_fetch_and_add(&h->sum, raw);
+	__sync_fetch_and_add(&h->buckets[idx], n);
+	__sync_fetch_and_add(&h->sum, raw * n);
 	raise_to(&h->max, raw);
 	raise_to(&h->min_inv, ~raw);
+}
+
+static __always_inline void hist_add(struct hist *h, __u64 raw, __u64 v, bool shared)
+{
+	hist_add_n(h, raw, v, 1, shared);
 }
 
 /* ns / 1000 and ns / 1000000, exact: below 2^32 ns (4.3 s) as a multiply
@@ -92,8 +97,8 @@ static __always_inline __u64 ns_to_ms(__u64 ns)
 	return ns < (1ULL << 32) ? (ns * 1125899907ULL) >> 50 : ns / 1000000;
 }
 
-/* A latency in nanoseconds, bucketed in the unit the user asked for. */
-static __always_inline void hist_add_ns(struct hist *h, __u64 ns, bool shared)
+/* @n latencies of @ns nanoseconds, bucketed in the unit the user asked for. */
+static __always_inline void hist_add_ns_n(struct hist *h, __u64 ns, __u32 n, bool shared)
 {
 	__u64 v = ns;
 
@@ -101,7 +106,12 @@ static __always_inline void hist_add_ns(struct hist *h, __u64 ns, bool shared)
 		v = ns_to_us(ns);
 	else if (hist_unit == UNIT_MSECS)
 		v = ns_to_ms(ns);
-	hist_add(h, ns, v, shared);
+	hist_add_n(h, ns, v, n, shared);
+}
+
+static __always_inline void hist_add_ns(struct hist *h, __u64 ns, bool shared)
+{
+	hist_add_ns_n(h, ns, 1, shared);
 }
 
 /* The histogram for @key in the current inner map, created on first use;

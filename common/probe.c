@@ -198,13 +198,33 @@ static int select_event(const struct tool *t, int only_kind, struct probe_set *p
 	return -1;
 }
 
+/* Some wanted event of @t can be observed by a probe of @kind; with
+ * @event, that event. */
+static bool kind_offered(const struct tool *t, int kind, const char *event)
+{
+	for (int i = 0; i < t->nprobes; i++)
+		if ((int)t->probes[i].kind == kind && event_wanted(t, t->probes[i].event) &&
+		    (!event || !strcmp(t->probes[i].event, event)))
+			return true;
+	return false;
+}
+
 int probes_select(const struct tool *t, int only_kind, struct probe_set *ps)
 {
+	/* --probe pins the events that have a probe of that kind; the others
+	 * (a tracepoint with no alternative) keep their one way. A tool with
+	 * no probe of that kind at all is an error for each event. */
+	bool pins_some = only_kind >= 0 && kind_offered(t, only_kind, NULL);
 	int err = 0;
 
-	for (int i = 0; i < t->nprobes && i < MAX_PROBES; i++)
-		if (first_of_event(t, i) && event_wanted(t, t->probes[i].event))
-			err |= select_event(t, only_kind, ps, i);
+	for (int i = 0; i < t->nprobes && i < MAX_PROBES; i++) {
+		const char *event = t->probes[i].event;
+
+		if (!first_of_event(t, i) || !event_wanted(t, event))
+			continue;
+		err |= select_event(t, pins_some && !kind_offered(t, only_kind, event) ? -1 : only_kind,
+				    ps, i);
+	}
 	return err;
 }
 

@@ -1,0 +1,815 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * tcprcv: TCP receive per process: segments and bytes that arrived, bytes
+ * the application read, retransmits and drops, attributed to the socket's
+ * owner; or how long received data waits before it is read (-L); or the
+ * time spent in tcp_v4_rcv/tcp_v6_rcv (--rcv-time).
+ *
+ * The kernel keeps cumulative counts per socket (bpf/tcprcv.bpf.c). Each
+ * report, user space reads every socket, takes the difference from what
+ * it reported last time (kept here, sorted by socket), adds the sockets
+ * closed since (the closed map, swapped each interval) and sums it all
+ * per owner, port or flow.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "btf_fields.h"
+#include "diag.h"
+#include "drain.h"
+#include "escape.h"
+#include "kernel_layout.h"
+#include "keyed.h"
+#include "probe.h"
+#include "tool.h"
+#include "tcprcv.h"
+#include "tcprcv.skel.h"
+
+enum {
+	OPT_BY = 0x2000,
+	OPT_RCV_TIME,
+	OPT_LPORT,
+	OPT_RPORT,
+};
+
+enum mode { MODE_TABLE, MODE_LATENCY, MODE_RCV_TIME };
+enum by { BY_PROCESS, BY_PORT, BY_FLOW };
+enum sort { SORT_BYTES, SORT_READ, SORT_SEGS, SORT_RETRANS, SORT_DROPS };
+
+static const char *const by_names[] = { "process", "port", "flow" };
+static const char *const sort_names[] = { "bytes", "read", "segs", "retrans", "drops" };
+
+#define DEFAULT_ROWS 20
+
+static struct {
+	enum mode mode;
+	enum by by;
+	enum sort sort;
+	long rows;
+	bool per_process, saw_by, saw_sort, saw_rows, saw_mode;
+	__u16 family, lport, rport;
+} opt = { .rows = DEFAULT_ROWS };
+
+static struct tcp_layout tcp;
+static struct kernel_layout layout;
+static struct tcprcv_bpf *skel;
+static struct keyed_hist keyed;
+static struct drain drain;
+static const struct run_config *config;
+
+#define T(f, t, p) BTF_OFFSET(struct tcp_layout, f, t, p)
+static const struct btf_want wants_btf[] = {
+	T(sk_daddr, "sock_common", "skc_daddr"),
+	T(sk_rcv_saddr, "sock_common", "skc_rcv_saddr"),
+	T(sk_portpair, "sock_common", "skc_portpair"),
+	T(sk_family, "sock_common", "skc_family"),
+	/* Without IPv6 in the kernel: no IPv6 sockets to read. */
+	BTF_WANT(BTF_WANT_OFFSET, "sock_common", "skc_v6_daddr", struct tcp_layout, sk_v6_daddr, true),
+	BTF_WANT(BTF_WANT_OFFSET, "sock_common", "skc_v6_rcv_saddr", struct tcp_layout,
+		 sk_v6_rcv_saddr, true),
+	T(sk_protocol, "sock", "sk_protocol"),
+	T(sk_drops, "sock", "sk_drops"),
+	T(tp_rcv_nxt, "tcp_sock", "rcv_nxt"),
+	T(tp_copied_seq, "tcp_sock", "copied_seq"),
+	T(skb_cb, "sk_buff", "cb"),
+	T(cb_seq, "tcp_skb_cb", "seq"),
+	T(cb_end_seq, "tcp_skb_cb", "end_seq"),
+	T(cb_flags, "tcp_skb_cb", "tcp_flags"),
+	T(file_private_data, "file", "private_data"),
+	T(socket_sk, "socket", "sk"),
+};
+#define NWANTS(w) (sizeof(w) / sizeof((w)[0]))
+
+static const struct argp_option options[] = {
+	{ "latency", 'L', NULL, 0,
+	  "Histogram of receive-queue latency: from a segment's arrival in TCP to its "
+	  "last byte's copy to the application", 0 },
+	{ "per-process", 'P', NULL, 0, "With -L: one histogram per reading process", 0 },
+	{ "rcv-time", OPT_RCV_TIME, NULL, 0,
+	  "Histogram of the time spent in tcp_v4_rcv/tcp_v6_rcv per segment (needs fentry or "
+	  "kprobes)", 0 },
+	{ "by", OPT_BY, "KEY", 0, "Rows per process (default), port (local port) or flow", 0 },
+	{ "sort", 's', "FIELD", 0, "Sort rows by bytes (received; default), read, segs, retrans "
+	  "or drops", 0 },
+	{ "rows", 'r', "N", 0, "Print the top N rows (default 20)", 0 },
+	{ "ipv4", '4', NULL, 0, "IPv4 connections only", 0 },
+	{ "ipv6", '6', NULL, 0, "IPv6 connections only", 0 },
+	{ "lport", OPT_LPORT, "PORT", 0, "Connections with this local port only", 0 },
+	{ "rport", OPT_RPORT, "PORT", 0, "Connections with this remote port only", 0 },
+	{},
+};
+
+/* Listed start before end: they are attached last to first. */
+static const struct probe probes[] = {
+	{ "tcp_probe", PROBE_RAW_TRACEPOINT, "tcp/tcp_probe", "tcp_probe", false },
+	{ "tcp_rcv_space_adjust", PROBE_RAW_TRACEPOINT, "tcp/tcp_rcv_space_adjust", "rcv_space", false },
+	{ "inet_sock_set_state", PROBE_RAW_TRACEPOINT, "sock/inet_sock_set_state", "set_state", false },
+	{ "sys_exit_accept4", PROBE_TRACEPOINT, "syscalls/sys_exit_accept4", "exit_accept4", true },
+	{ "sys_exit_accept", PROBE_TRACEPOINT, "syscalls/sys_exit_accept", "exit_accept", true },
+	{ "tcp_retransmit_skb", PROBE_RAW_TRACEPOINT, "tcp/tcp_retransmit_skb", "retransmit", false },
+	{ "tcp_destroy_sock", PROBE_RAW_TRACEPOINT, "tcp/tcp_destroy_sock", "destroy", false },
+	/* --rcv-time: fentry first (cheaper), then kprobes. */
+	{ "tcp_v4_rcv", PROBE_FENTRY, "tcp_v4_rcv", "rcv4_fentry", false },
+	{ "tcp_v4_rcv", PROBE_KPROBE, "tcp_v4_rcv", "rcv4_kprobe", false },
+	{ "tcp_v4_rcv return", PROBE_FENTRY, "tcp_v4_rcv", "rcv4_fexit", false },
+	{ "tcp_v4_rcv return", PROBE_KPROBE, "tcp_v4_rcv", "rcv4_kretprobe", false },
+	/* A kernel without IPv6 has no tcp_v6_rcv. */
+	{ "tcp_v6_rcv", PROBE_FENTRY, "tcp_v6_rcv", "rcv6_fentry", true },
+	{ "tcp_v6_rcv", PROBE_KPROBE, "tcp_v6_rcv", "rcv6_kprobe", true },
+	{ "tcp_v6_rcv return", PROBE_FENTRY, "tcp_v6_rcv", "rcv6_fexit", true },
+	{ "tcp_v6_rcv return", PROBE_KPROBE, "tcp_v6_rcv", "rcv6_kretprobe", true },
+};
+#define NPROBES (int)(sizeof(probes) / sizeof(probes[0]))
+
+static int parse_port(const char *arg, __u16 *port, const char *name, struct run_config *rc)
+{
+	long n;
+
+	if (*port)
+		return cli_error(rc, "option '--%s' given twice", name);
+	if (parse_count(arg, &n) || n > 65535)
+		return cli_error(rc, "invalid port '%s' for --%s: expected 1 to 65535", arg, name);
+	*port = (__u16)n;
+	return 0;
+}
+
+static int parse_word(const char *arg, const char *const *names, int n, const char *what,
+		      struct run_config *rc)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(arg, names[i]))
+			return i;
+	if (n == 3)
+		cli_error(rc, "invalid %s '%s': expected %s, %s or %s", what, arg, names[0], names[1],
+			  names[2]);
+	else
+		cli_error(rc, "invalid %s '%s': expected %s, %s, %s, %s or %s", what, arg, names[0],
+			  names[1], names[2], names[3], names[4]);
+	return -1;
+}
+
+static int set_mode(enum mode m, struct run_config *rc)
+{
+	if (opt.saw_mode && opt.mode != m)
+		return cli_error(rc, "-L and --rcv-time are different reports: give one");
+	opt.saw_mode = true;
+	opt.mode = m;
+	return 0;
+}
+
+static int set_family(__u16 family, struct run_config *rc)
+{
+	if (opt.family && opt.family != family)
+		return cli_error(rc, "-4 and -6 exclude each other");
+	opt.family = family;
+	return 0;
+}
+
+static int parse(int key, char *arg, struct run_config *rc)
+{
+	int i;
+
+	switch (key) {
+	case 'L':
+		return set_mode(MODE_LATENCY, rc);
+	case OPT_RCV_TIME:
+		return set_mode(MODE_RCV_TIME, rc);
+	case 'P':
+		opt.per_process = true;
+		return 0;
+	case OPT_BY:
+		if (opt.saw_by)
+			return cli_error(rc, "option '--by' given twice");
+		opt.saw_by = true;
+		if ((i = parse_word(arg, by_names, 3, "--by key", rc)) < 0)
+			return EINVAL;
+		opt.by = (enum by)i;
+		return 0;
+	case 's':
+		if (opt.saw_sort)
+			return cli_error(rc, "option '--sort' given twice");
+		opt.saw_sort = true;
+		if ((i = parse_word(arg, sort_names, 5, "sort field", rc)) < 0)
+			return EINVAL;
+		opt.sort = (enum sort)i;
+		return 0;
+	case 'r':
+		if (opt.saw_rows)
+			return cli_error(rc, "option '--rows' given twice");
+		opt.saw_rows = true;
+		if (parse_count(arg, &opt.rows) || opt.rows > TCPRCV_MAX_SOCKS)
+			return cli_error(rc, "invalid row count '%s': expected 1 to %d", arg,
+					 TCPRCV_MAX_SOCKS);
+		return 0;
+	case '4':
+		return set_family(AF_INET, rc);
+	case '6':
+		return set_family(AF_INET6, rc);
+	case OPT_LPORT:
+		return parse_port(arg, &opt.lport, "lport", rc);
+	case OPT_RPORT:
+		return parse_port(arg, &opt.rport, "rport", rc);
+	}
+	return ARGP_ERR_UNKNOWN;
+}
+
+static int validate(struct run_config *rc)
+{
+	if (opt.mode != MODE_TABLE && (opt.saw_by || opt.saw_sort || opt.saw_rows))
+		return cli_error(rc, "--by, -s and -r go with the table, not -L or --rcv-time");
+	if (opt.mode != MODE_LATENCY && opt.per_process)
+		return cli_error(rc, "-P goes with -L");
+	if (opt.mode == MODE_RCV_TIME &&
+	    (opt.family || opt.lport || opt.rport || rc->pid || rc->tid || rc->comm[0] || rc->cgroup))
+		return cli_error(rc, "--rcv-time times every segment: in tcp_v4_rcv the socket and "
+				 "its owner are not known yet, so no filter applies");
+	if (opt.mode == MODE_TABLE && rc->unit != UNIT_USECS)
+		return cli_error(rc, "-m and --ns go with -L and --rcv-time");
+	/* A top table is read as it changes: every second, unless an interval
+	 * or --duration (one table, for the whole run) is given. */
+	if (opt.mode == MODE_TABLE && !rc->interval && !rc->duration)
+		rc->interval = 1;
+	return 0;
+}
+
+static bool rcv_event(const char *event)
+{
+	return !strncmp(event, "tcp_v4_rcv", 10) || !strncmp(event, "tcp_v6_rcv", 10);
+}
+
+static bool wants(const char *event)
+{
+	if (opt.mode == MODE_RCV_TIME)
+		return rcv_event(event);
+	if (rcv_event(event))
+		return false;
+	/* -L needs no retransmit counts. */
+	return opt.mode == MODE_TABLE || strcmp(event, "tcp_retransmit_skb");
+}
+
+/* --check without --rcv-time: say whether --rcv-time could run here. */
+static void check_rcv_time(void)
+{
+	char why[2][512];
+	int kinds[2] = { PROBE_FENTRY, PROBE_KPROBE };
+
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < NPROBES; i++)
+			if (!strcmp(probes[i].event, "tcp_v4_rcv") && (int)probes[i].kind == kinds[k]) {
+				if (probe_available(&probes[i], why[k], sizeof(why[k]))) {
+					check_row("--rcv-time", CHECK_OK, "%s tcp_v4_rcv",
+						  probe_kind_name(probes[i].kind));
+					return;
+				}
+			}
+	check_row("--rcv-time", CHECK_FALLBACK, "unavailable, the rest works: %s; %s", why[0], why[1]);
+}
+
+static int features(const struct run_config *rc)
+{
+	int err;
+
+	config = rc;
+	if (rc->check && opt.mode != MODE_RCV_TIME)
+		check_rcv_time();
+	if (opt.mode == MODE_RCV_TIME)
+		return 0;
+	err = btf_fields_load(wants_btf, NWANTS(wants_btf), &tcp, rc->btf_path);
+	if (!err && tcp.cb_flags != tcp.cb_seq + 12)
+		err = -EPROTO;	/* bpf/tcprcv.bpf.c reads seq..tcp_flags in one go */
+	if (!err)
+		err = kernel_layout_load(&layout, rc->btf_path);
+	if (err) {
+		check_row("socket layout", CHECK_FAILED,
+			  "cannot read struct sock, tcp_sock and sk_buff from kernel BTF (%s): tcprcv "
+			  "needs them; pass a BTF file with --btf FILE", strerror(-err));
+		return -1;
+	}
+	check_row("socket layout", CHECK_OK, "from kernel BTF%s",
+		  tcp.sk_v6_daddr == BTF_FIELD_NONE ? " (no IPv6 in this kernel)" : "");
+	return 0;
+}
+
+static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
+{
+	skel = tcprcv_bpf__open_opts(tool_open_opts(rc));
+	if (!skel)
+		return NULL;
+	skel->rodata->tcp = tcp;
+	skel->rodata->layout = layout;
+	skel->rodata->table = opt.mode == MODE_TABLE;
+	skel->rodata->latency = opt.mode == MODE_LATENCY;
+	skel->rodata->per_process = opt.per_process;
+	skel->rodata->filter_family = opt.family;
+	skel->rodata->filter_lport = opt.lport;
+	skel->rodata->filter_rport = opt.rport;
+	/* Size down what this mode does not use. */
+	if (opt.mode == MODE_RCV_TIME) {
+		bpf_map__set_max_entries(skel->maps.socks, 1);
+		bpf_map__set_max_entries(skel->maps.names, 1);
+	}
+	if (opt.mode != MODE_TABLE) {
+		bpf_map__set_max_entries(skel->maps.closed_a, 1);
+		bpf_map__set_max_entries(skel->maps.closed_b, 1);
+	}
+	if (!opt.per_process) {
+		bpf_map__set_max_entries(skel->maps.hists_a, 1);
+		bpf_map__set_max_entries(skel->maps.hists_b, 1);
+	}
+	return skel->skeleton;
+}
+
+static int loaded(const struct run_config *rc, struct output *out)
+{
+	struct keyed_hist *k = NULL;
+	int err = 0;
+
+	(void)rc;
+	(void)out;
+	if (opt.mode == MODE_TABLE)
+		err = keyed_hist_init(k = &keyed, skel->maps.closed, skel->maps.closed_a,
+				      skel->maps.closed_b);
+	else if (opt.per_process)
+		err = keyed_hist_init(k = &keyed, skel->maps.hists, skel->maps.hists_a,
+				      skel->maps.hists_b);
+	if (!err)
+		err = drain_init(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur, k);
+	if (err)
+		diag_error("cannot set up the interval maps: %s", strerror(-err));
+	return err;
+}
+
+/* ---- The table: per-socket differences, summed per row. ---- */
+
+/* What was reported of a socket so far. */
+struct seen {
+	__u64 sk, gen;
+	struct tcprcv_counts c;
+	__u32 missing;		/* reports it was neither live nor closed in */
+	__u32 found;		/* looked up in this report */
+};
+
+/* Sorted by (sk, gen): last report's and this one's. */
+static struct seen *seen_old, *seen_new;
+static size_t n_old, n_new, cap_old, cap_new;
+
+struct row {
+	struct tcprcv_ident id;	/* the key: fields --by does not use are 0 */
+	struct tcprcv_counts c;
+};
+
+static struct row *rows;
+static size_t n_rows, cap_rows;
+
+static int by_sock(const void *a, const void *b)
+{
+	const struct seen *x = a, *y = b;
+
+	if (x->sk != y->sk)
+		return x->sk < y->sk ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	void *q;
+
+	if (need <= *cap)
+		return p;
+	q = realloc(p, (*cap = need * 2 + 64) * size);
+	if (!q) {
+		diag_error("out of memory");
+		exit(EXIT_RUNTIME);
+	}
+	return q;
+}
+
+/* The counts of (sk, gen) reported last time, or zeros. */
+static struct tcprcv_counts reported(__u64 sk, __u64 gen)
+{
+	struct seen key = { .sk = sk, .gen = gen }, *s;
+
+	s = n_old ? bsearch(&key, seen_old, n_old, sizeof(*s), by_sock) : NULL;
+	if (!s)
+		return (struct tcprcv_counts){};
+	s->found = 1;
+	return s->c;
+}
+
+static void add_row(const struct tcprcv_ident *id, const struct tcprcv_counts *d)
+{
+	struct row r = { .c = *d };
+
+	if (!(d->segs | d->bytes | d->read | d->retrans | d->drops))
+		return;
+	/* Without a process filter a socket whose owner is not known yet is
+	 * shown as such; with one it may be anybody's: left out. */
+	if (!id->pid && (config->pid || config->tid || config->comm[0] || config->cgroup))
+		return;
+	r.id.pid = id->pid;
+	if (opt.by != BY_PROCESS)
+		r.id.lport = id->lport;
+	if (opt.by == BY_FLOW) {
+		r.id.family = id->family;
+		r.id.rport = id->rport;
+		memcpy(r.id.laddr, id->laddr, sizeof(r.id.laddr));
+		memcpy(r.id.raddr, id->raddr, sizeof(r.id.raddr));
+	}
+	rows = grow(rows, &cap_rows, n_rows + 1, sizeof(*rows));
+	rows[n_rows++] = r;
+}
+
+static struct tcprcv_counts minus(const struct tcprcv_counts *a, const struct tcprcv_counts *b)
+{
+	return (struct tcprcv_counts){ a->segs - b->segs, a->bytes - b->bytes, a->read - b->read,
+				       a->retrans - b->retrans, a->drops - b->drops };
+}
+
+/* A socket's counts now: the difference goes to its row; the counts are
+ * kept for the next report unless it is closed. */
+static void account(__u64 sk, __u64 gen, struct tcprcv_ident id, const struct tcprcv_counts *c,
+		    __u32 read_pid, bool live)
+{
+	struct tcprcv_counts was = reported(sk, gen), d = minus(c, &was);
+
+	if (live) {
+		seen_new = grow(seen_new, &cap_new, n_new + 1, sizeof(*seen_new));
+		seen_new[n_new++] = (struct seen){ .sk = sk, .gen = gen, .c = *c };
+	}
+	if (id.flags & SOCK_SKIP)
+		return;
+	/* The bytes read belong to the first reader; the rest to the owner. */
+	if (read_pid && read_pid != id.pid && d.read) {
+		struct tcprcv_counts r = { .read = d.read };
+		struct tcprcv_ident rid = id;
+
+		rid.pid = read_pid;
+		add_row(&rid, &r);
+		d.read = 0;
+	}
+	add_row(&id, &d);
+}
+
+/* Every live socket, read in batches from the kernel. */
+static int read_live(void)
+{
+	static struct tcprcv_sock vals[64];
+	__u64 keys[64], batch = 0;
+	int fd = bpf_map__fd(skel->maps.socks), err;
+	bool first = true;
+	__u32 count;
+
+	do {
+		count = 64;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, vals, &count, NULL);
+		first = false;
+		if (err && errno != ENOENT)
+			return -errno;
+		for (__u32 i = 0; i < count; i++)
+			if (vals[i].gen)
+				account(keys[i], vals[i].gen, vals[i].id, &vals[i].c, vals[i].read_pid, true);
+	} while (!err);
+	return 0;
+}
+
+/* Sockets closed and reads from shared sockets, this interval. */
+static void read_closed(const struct keyed_snapshot *snap)
+{
+	for (size_t i = 0; i < snap->n; i++) {
+		const struct tcprcv_final_key *k = keyed_key(snap, i);
+		const struct tcprcv_final *f = keyed_value(snap, i);
+
+		if (k->reader) {
+			struct tcprcv_counts r = { .read = f->c.read };
+
+			add_row(&f->id, &r);
+		} else {
+			account(k->sk, k->gen, f->id, &f->c, 0, false);
+		}
+	}
+}
+
+static int by_row_key(const void *a, const void *b)
+{
+	return memcmp(&((const struct row *)a)->id, &((const struct row *)b)->id,
+		      sizeof(struct tcprcv_ident));
+}
+
+static __u64 sort_value(const struct row *r)
+{
+	switch (opt.sort) {
+	case SORT_READ: return r->c.read;
+	case SORT_SEGS: return r->c.segs;
+	case SORT_RETRANS: return r->c.retrans;
+	case SORT_DROPS: return r->c.drops;
+	default: return r->c.bytes;
+	}
+}
+
+static int by_sort(const void *a, const void *b)
+{
+	__u64 x = sort_value(a), y = sort_value(b);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return by_row_key(a, b);
+}
+
+/* Rows with the same key, added up; then sorted for display. */
+static void merge_rows(void)
+{
+	size_t n = 0;
+
+	qsort(rows, n_rows, sizeof(*rows), by_row_key);
+	for (size_t i = 0; i < n_rows; i++) {
+		if (n && !by_row_key(&rows[n - 1], &rows[i])) {
+			struct tcprcv_counts *c = &rows[n - 1].c;
+
+			c->segs += rows[i].c.segs;
+			c->bytes += rows[i].c.bytes;
+			c->read += rows[i].c.read;
+			c->retrans += rows[i].c.retrans;
+			c->drops += rows[i].c.drops;
+		} else {
+			rows[n++] = rows[i];
+		}
+	}
+	n_rows = n;
+	qsort(rows, n_rows, sizeof(*rows), by_sort);
+}
+
+static void address(const struct tcprcv_ident *id, const __u8 *addr, __u16 port, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(id->family == AF_INET6 ? AF_INET6 : AF_INET, addr, a, sizeof(a));
+	snprintf(buf, len, id->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, port);
+}
+
+static void row_name(const struct row *r, char *comm, size_t len)
+{
+	if (!r->id.pid)
+		snprintf(comm, len, "[unknown]");
+	else
+		keyed_process_name(bpf_map__fd(skel->maps.names), r->id.pid, comm, len);
+}
+
+static void print_row_text(FILE *f, const struct row *r)
+{
+	char comm[FILTER_COMM_LEN + 1], name[80], a[64];
+	size_t n;
+
+	row_name(r, comm, sizeof(comm));
+	n = escape_text_buf(name, sizeof(name), comm, strlen(comm));
+	if (r->id.pid)
+		fprintf(f, "%-7u ", r->id.pid);
+	else
+		fprintf(f, "%-7s ", "-");
+	fprintf(f, "%-16.*s", (int)n, name);
+	if (opt.by == BY_PORT)
+		fprintf(f, " %-5u", r->id.lport);
+	fprintf(f, " %8llu %12llu %12llu %7llu %6llu", (unsigned long long)r->c.segs,
+		(unsigned long long)r->c.bytes, (unsigned long long)r->c.read,
+		(unsigned long long)r->c.retrans, (unsigned long long)r->c.drops);
+	if (opt.by == BY_FLOW) {
+		address(&r->id, r->id.laddr, r->id.lport, a, sizeof(a));
+		fprintf(f, " %s", a);
+		address(&r->id, r->id.raddr, r->id.rport, a, sizeof(a));
+		fprintf(f, " %s", a);
+	}
+	fputc('\n', f);
+}
+
+static void print_row_json(struct json *j, const struct row *r)
+{
+	char comm[FILTER_COMM_LEN + 1], a[INET6_ADDRSTRLEN];
+
+	row_name(r, comm, sizeof(comm));
+	json_open(j, NULL, '{');
+	json_u64(j, "pid", r->id.pid);
+	json_strn(j, "comm", comm, sizeof(comm));
+	if (opt.by != BY_PROCESS)
+		json_u64(j, "lport", r->id.lport);
+	if (opt.by == BY_FLOW) {
+		json_str(j, "family", r->id.family == AF_INET6 ? "ipv6" : "ipv4");
+		inet_ntop(r->id.family == AF_INET6 ? AF_INET6 : AF_INET, r->id.laddr, a, sizeof(a));
+		json_str(j, "laddr", a);
+		inet_ntop(r->id.family == AF_INET6 ? AF_INET6 : AF_INET, r->id.raddr, a, sizeof(a));
+		json_str(j, "raddr", a);
+		json_u64(j, "rport", r->id.rport);
+	}
+	json_u64(j, "segs", r->c.segs);
+	json_u64(j, "bytes", r->c.bytes);
+	json_u64(j, "read", r->c.read);
+	json_u64(j, "retrans", r->c.retrans);
+	json_u64(j, "drops", r->c.drops);
+	json_close(j, '}');
+}
+
+static void print_table(struct output *o, __u64 lost)
+{
+	size_t n = n_rows < (size_t)opt.rows ? n_rows : (size_t)opt.rows;
+	struct tcprcv_counts t = {};
+	struct json j;
+
+	for (size_t i = 0; i < n_rows; i++) {
+		t.segs += rows[i].c.segs;
+		t.bytes += rows[i].c.bytes;
+		t.read += rows[i].c.read;
+		t.retrans += rows[i].c.retrans;
+		t.drops += rows[i].c.drops;
+	}
+	if (o->json) {
+		output_json_begin(o, &j);
+		json_str(&j, "by", by_names[opt.by]);
+		json_u64(&j, "segs", t.segs);
+		json_u64(&j, "bytes", t.bytes);
+		json_u64(&j, "read", t.read);
+		json_u64(&j, "retrans", t.retrans);
+		json_u64(&j, "drops", t.drops);
+		json_u64(&j, "keys", n_rows);
+		json_u64(&j, "lost", lost);
+		json_open(&j, "rows", '[');
+		for (size_t i = 0; i < n; i++)
+			print_row_json(&j, &rows[i]);
+		json_close(&j, ']');
+		json_end(&j);
+		return;
+	}
+	fprintf(o->f, "%-7s %-16s", "PID", "COMM");
+	if (opt.by == BY_PORT)
+		fprintf(o->f, " %-5s", "LPORT");
+	fprintf(o->f, " %8s %12s %12s %7s %6s%s\n", "SEGS", "RX_BYTES", "READ_BYTES", "RETRANS",
+		"DROPS", opt.by == BY_FLOW ? " LADDR:LPORT RADDR:RPORT" : "");
+	for (size_t i = 0; i < n; i++)
+		print_row_text(o->f, &rows[i]);
+	fprintf(o->f, "%llu bytes received, %llu read, in %zu %s%s", (unsigned long long)t.bytes,
+		(unsigned long long)t.read, n_rows,
+		opt.by == BY_PROCESS ? "processes" : opt.by == BY_PORT ? "ports" : "flows",
+		n_rows > n ? " (top rows shown)" : "");
+	if (lost)
+		fprintf(o->f, "; %llu closed sockets not counted: more than %d in one interval",
+			(unsigned long long)lost, TCPRCV_MAX_KEYS);
+	fputs("\n\n", o->f);
+}
+
+/* A socket that left the live map without reaching the closed map yet
+ * (closed between the swap and the read) is in the next closed map: what
+ * was reported of it is kept for two more reports. */
+static void keep_missing(void)
+{
+	for (size_t i = 0; i < n_old; i++) {
+		if (seen_old[i].found || seen_old[i].missing >= 2)
+			continue;
+		seen_new = grow(seen_new, &cap_new, n_new + 1, sizeof(*seen_new));
+		seen_new[n_new] = seen_old[i];
+		seen_new[n_new++].missing++;
+	}
+}
+
+static int report_table(struct output *o)
+{
+	struct keyed_snapshot snap = {};
+	struct hist_interval iv;
+	struct seen *swap;
+	size_t cap_swap;
+	int err;
+
+	/* Closed first: a socket closed after the swap is still live below,
+	 * or in the next interval's closed map; never in neither. */
+	err = drain_interval(&drain, &iv, &snap);
+	if (err)
+		goto out;
+	n_rows = 0;
+	n_new = 0;
+	err = read_live();
+	if (err)
+		goto out;
+	/* Closed sockets are looked up among the last report's. */
+	read_closed(&snap);
+	keep_missing();
+	qsort(seen_new, n_new, sizeof(*seen_new), by_sock);
+	swap = seen_old;
+	seen_old = seen_new;
+	seen_new = swap;
+	cap_swap = cap_old;
+	cap_old = cap_new;
+	cap_new = cap_swap;
+	n_old = n_new;
+	merge_rows();
+	print_table(o, iv.lost_keys);
+out:
+	keyed_snapshot_free(&snap);
+	if (err)
+		diag_error("cannot read the sockets: %s", strerror(-err));
+	return err;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* -L and --rcv-time: one histogram, or one per reading process (-L -P). */
+static int report_hist(struct output *o)
+{
+	struct hist_extra x = { .errors = false, .lost = -1, .unmatched = -1 };
+	char comm[FILTER_COMM_LEN + 1];
+	struct keyed_snapshot snap = {};
+	struct hist_interval iv;
+	int err;
+
+	err = drain_interval(&drain, &iv, opt.per_process ? &snap : NULL);
+	if (err) {
+		diag_error("cannot read the histograms: %s", strerror(-err));
+		return err;
+	}
+	if (!opt.per_process || !snap.n) {
+		output_hist(o, NULL, 0, &iv.hist, &x);
+	} else {
+		x.lost = (long long)iv.lost_keys;
+		keyed_sort(&snap, by_pid);
+		for (size_t i = 0; i < snap.n; i++) {
+			__u32 pid = *(const __u32 *)keyed_key(&snap, i);
+			struct key_field key[2] = { KEY_UINT("pid", pid), KEY_STRING("comm", comm) };
+
+			keyed_process_name(bpf_map__fd(skel->maps.names), pid, comm, sizeof(comm));
+			output_hist(o, key, 2, keyed_value(&snap, i), &x);
+		}
+	}
+	keyed_snapshot_free(&snap);
+	return 0;
+}
+
+static int report(struct output *out)
+{
+	return opt.mode == MODE_TABLE ? report_table(out) : report_hist(out);
+}
+
+static void close_bpf(void)
+{
+	drain_close(&drain);
+	tcprcv_bpf__destroy(skel);
+	free(seen_old);
+	free(seen_new);
+	free(rows);
+}
+
+static const char *banner(void)
+{
+	static char text[160];
+	char filt[96] = "";
+
+	if (opt.family || opt.lport || opt.rport)
+		snprintf(filt, sizeof(filt), " (%s%s%.0u%s%.0u)",
+			 opt.family == AF_INET ? "IPv4 " : opt.family == AF_INET6 ? "IPv6 " : "",
+			 opt.lport ? "local port " : "", opt.lport,
+			 opt.rport ? (opt.lport ? ", remote port " : "remote port ") : "", opt.rport);
+	if (opt.mode == MODE_RCV_TIME)
+		return "Tracing time in tcp_v4_rcv/tcp_v6_rcv";
+	snprintf(text, sizeof(text), "Tracing TCP receive%s%s", opt.mode == MODE_LATENCY ?
+		 " queue latency" : "", filt);
+	return text;
+}
+
+static const struct tool tcprcv = {
+	.name = "tcprcv",
+	.summary = "TCP receive per process: segments, bytes received and read, retransmits, "
+		   "drops; receive-queue latency.",
+	.doc = "Rows belong to the process that owns the socket (the one that connected,\n"
+	       "accepted or last read it), not to whoever the softirq interrupted.\n"
+	       "\n"
+	       "Examples:\n"
+	       "  tcprcv 1                # top processes by bytes received, every second\n"
+	       "  tcprcv --by flow 5      # per connection, every 5 seconds\n"
+	       "  tcprcv --by port -s read  # per local port, by bytes read\n"
+	       "  tcprcv -p 181           # sockets owned by process 181\n"
+	       "  tcprcv -L -P 1          # receive-queue latency per reading process\n"
+	       "  tcprcv -L --lport 443   # ... of connections on local port 443\n"
+	       "  tcprcv --rcv-time       # time in tcp_v4_rcv (fentry or kprobes)\n",
+	.banner = banner,
+	.shared = SHARED_FILTERS | SHARED_UNITS,
+	.options = options,
+	.parse = parse,
+	.validate = validate,
+	.probes = probes,
+	.nprobes = NPROBES,
+	.wants = wants,
+	.features = features,
+	.open = open_bpf,
+	.loaded = loaded,
+	.report = report,
+	.close = close_bpf,
+};
+
+int main(int argc, char **argv)
+{
+	return tool_run(&tcprcv, argc, argv);
+}

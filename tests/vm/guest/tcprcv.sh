@@ -1,0 +1,207 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# tcprcv in the test VM, against tcpload (a known number of bytes over
+# TCP) on the guest's loopback, where nothing else talks TCP: the
+# kernel-facing tests of tests/tcprcv.bats on 6.1's tracepoints (no
+# sock_recv_length, a tcp_probe whose record has no socket address: the
+# raw tracepoint's arguments have it) and struct layouts; and what only
+# this kernel has: fentry and kprobes, for --rcv-time. Every byte count
+# is exact.
+#
+# With -j, each interval is one line: {...,"rows":[{"pid":P,"comm":...,
+# "segs":S,"bytes":B,"read":R,"retrans":N,"drops":D},...]}.
+
+TCPLOAD=$BUILD/tests/tcpload
+KIB=1024
+
+net_up() {
+	ip link set lo up || fail "cannot bring lo up"
+}
+
+# serve NAME ADDR [tcpload serve options]: a receiver listening on ADDR,
+# parked before accept(); sets NAME_PID and NAME_PORT.
+serve() {
+	local name=$1 addr=$2 line
+	shift 2
+	rm -f "$T/$name.out"
+	timeout -s KILL "$TOOL_SECS" "$TCPLOAD" serve "$addr" 0 --go "$T/go" --hold "$T/hold" "$@" \
+		> "$T/$name.out" 2>&1 &
+	job $!
+	wait_for "$T/$name.out" '^listening '
+	line=$(head -n1 "$T/$name.out")
+	eval "${name}_PID=$(echo "$line" | sed -E 's/.*pid=([0-9]+).*/\1/')"
+	eval "${name}_PORT=$(echo "$line" | sed -E 's/^listening ([0-9]+).*/\1/')"
+}
+
+# send NAME ADDR PORT BYTES [tcpload send options]: a sender, parked
+# before connect() on the same go file.
+send() {
+	local name=$1
+	shift
+	rm -f "$T/$name.out"
+	timeout -s KILL "$TOOL_SECS" "$TCPLOAD" send "$@" --go "$T/go" > "$T/$name.out" 2>&1 &
+	job $!
+}
+
+# row_sum FIELD PID: FIELD of PID's rows, summed over every interval of out.
+row_sum() {
+	grep -oE "\{\"pid\":$2,[^}]*\}" "$T/out" | grep -oE "\"$1\":[0-9]+" | cut -d: -f2 |
+		awk '{ n += $1 } END { print n + 0 }'
+}
+
+# transfer ADDR BYTES [tcprcv options]: one receiver, one sender, tcprcv
+# -j with the options; leaves R_PID, S_PID (from "sent ... pid=")
+# and the tool's output in out.
+transfer() {
+	local addr=$1 bytes=$2
+	shift 2
+	net_up
+	serve R "$addr" --comm tr_recv
+	start_tool tcprcv -j "$@"
+	send S "$addr" "$R_PORT" "$bytes" --comm tr_send
+	go
+	wait_for "$T/R.out" '^read '
+	wait_for "$T/S.out" '^sent '
+	S_PID=$(sed -nE 's/^sent [0-9]+ pid=([0-9]+)$/\1/p' "$T/S.out")
+	expect_line R.out "^read $bytes\$"
+	finish
+	sleep 0.3	# the closes reach the kernel's destroy
+	stop_tool
+	expect_status 0
+}
+
+test_ipv4_exact() {
+	transfer 127.0.0.1 $((300 * KIB)) 0.2
+	expect_eq "bytes read by the receiver" "$(row_sum read "$R_PID")" $((300 * KIB))
+	expect_eq "bytes received by the receiver" "$(row_sum bytes "$R_PID")" $((300 * KIB))
+	expect_range "segments of the receiver" "$(row_sum segs "$R_PID")" 5 $((300 + 1))
+	expect_line out '"comm":"tr_recv"'
+	# The sender's socket received no data: its rows carry none.
+	expect_eq "bytes received by the sender" "$(row_sum bytes "$S_PID")" 0
+}
+
+test_ipv6_exact() {
+	transfer ::1 $((200 * KIB)) -6 0.2
+	expect_eq "bytes read by the receiver" "$(row_sum read "$R_PID")" $((200 * KIB))
+	expect_eq "bytes received by the receiver" "$(row_sum bytes "$R_PID")" $((200 * KIB))
+}
+
+test_by_flow() {
+	transfer 127.0.0.1 $((100 * KIB)) --by flow --duration 30
+	expect_line out "\{\"pid\":$R_PID,\"comm\":\"tr_recv\",\"lport\":$R_PORT,\"family\":\"ipv4\",\"laddr\":\"127.0.0.1\",\"raddr\":\"127.0.0.1\",\"rport\":[0-9]+,\"segs\":[0-9]+,\"bytes\":$((100 * KIB)),\"read\":$((100 * KIB)),"
+}
+
+# -p of one receiver: a second one, served by the same softirq on the
+# same loopback at the same time, is not in the output at all.
+test_pid_excludes() {
+	net_up
+	serve A 127.0.0.1 --comm tr_a
+	serve B 127.0.0.1 --comm tr_b
+	start_tool tcprcv -j -p "$A_PID" 0.2
+	send SA 127.0.0.1 "$A_PORT" $((150 * KIB))
+	send SB 127.0.0.1 "$B_PORT" $((250 * KIB))
+	go
+	wait_for "$T/A.out" '^read '
+	wait_for "$T/B.out" '^read '
+	finish
+	sleep 0.3
+	stop_tool
+	expect_eq "bytes read by A" "$(row_sum read "$A_PID")" $((150 * KIB))
+	expect_no_line out "\"pid\":$B_PID,"
+	expect_no_line out '"comm":"tr_b"'
+	expect_no_line out '"pid":0,'
+}
+
+# A slow reader (20 ms between 4 KiB reads) leaves data in the queue far
+# longer than a fast one: -L -P shows it per reader.
+test_latency_slow_fast() {
+	net_up
+	serve F 127.0.0.1 --comm tr_fast --read-size 4096
+	serve L 127.0.0.1 --comm tr_slow --read-size 4096 --sleep-us 20000
+	start_tool tcprcv -j -L -P
+	send SF 127.0.0.1 "$F_PORT" $((64 * KIB))
+	send SL 127.0.0.1 "$L_PORT" $((64 * KIB))
+	go
+	wait_for "$T/F.out" '^read '
+	wait_for "$T/L.out" '^read '
+	finish
+	stop_tool
+	expect_status 0
+	fast=$(jfield p50 "\"pid\":$F_PID,")
+	slow=$(jfield p50 "\"pid\":$L_PID,")
+	expect_range "slow reader's p50 (us)" "$slow" 10000 10000000
+	expect_range "fast reader's p50 (us)" "$fast" 0 "$(awk -v s="$slow" 'BEGIN { print s / 4 }')"
+}
+
+# Loopback taken down in the middle of a paced transfer: what the sender
+# sends meanwhile is lost and retransmitted; its row (the owner learned
+# at connect) has the retransmits, and the receiver still reads it all.
+test_retransmit() {
+	net_up
+	serve R 127.0.0.1 --comm tr_recv
+	start_tool tcprcv -j 0.2
+	send S 127.0.0.1 "$R_PORT" $((64 * KIB)) --comm tr_send --sleep-us 20000
+	go
+	wait_for "$T/R.out" '.'	# (listening)
+	sleep 0.3
+	ip link set lo down
+	sleep 0.5
+	ip link set lo up
+	wait_for "$T/R.out" '^read '
+	wait_for "$T/S.out" '^sent '
+	S_PID=$(sed -nE 's/^sent [0-9]+ pid=([0-9]+)$/\1/p' "$T/S.out")
+	finish
+	sleep 0.3
+	stop_tool
+	expect_line R.out "^read $((64 * KIB))\$"
+	expect_ge "retransmits of the sender" "$(row_sum retrans "$S_PID")" 1
+	expect_eq "bytes read by the receiver" "$(row_sum read "$R_PID")" $((64 * KIB))
+	expect_no_line out '"pid":0,"comm":"\[unknown\]".*"retrans":[1-9]'
+}
+
+# --rcv-time: the chain's first choice here is fentry.
+test_rcv_time_fentry() {
+	run "$BUILD/tcprcv" --check --rcv-time
+	expect_status 0 "$STATUS"
+	expect_line run.out '^probe tcp_v4_rcv +ok +fentry tcp_v4_rcv$'
+	expect_line run.out '^probe tcp_v4_rcv return +ok +fentry tcp_v4_rcv$'
+	run "$BUILD/tcprcv" --check
+	expect_line run.out '^--rcv-time +ok +fentry tcp_v4_rcv$'
+	rcv_time -v
+	expect_line err 'probe tcp_v4_rcv: ok \(fentry tcp_v4_rcv\)'
+}
+
+# --probe kprobe pins the kprobes, which work as well.
+test_rcv_time_kprobe() {
+	run "$BUILD/tcprcv" --check --rcv-time --probe kprobe
+	expect_status 0 "$STATUS"
+	expect_line run.out '^probe tcp_v4_rcv +fallback +kprobe tcp_v4_rcv \(fentry tcp_v4_rcv not allowed by --probe\)$'
+	rcv_time -v --probe kprobe
+	expect_line err 'kprobe tcp_v4_rcv'
+}
+
+# rcv_time [tcprcv options]: --rcv-time over a 100 KiB transfer: one call
+# of tcp_v4_rcv at least per segment each way, each taking some time.
+rcv_time() {
+	net_up
+	serve R 127.0.0.1
+	start_tool tcprcv -j --ns --rcv-time "$@"
+	send S 127.0.0.1 "$R_PORT" $((100 * KIB))
+	go
+	wait_for "$T/R.out" '^read '
+	finish
+	stop_tool
+	expect_status 0
+	expect_ge "calls of tcp_v4_rcv" "$(jfield count)" 10
+	expect_range "shortest call (ns)" "$(jfield min)" 1 1000000000
+}
+
+test_no_leak() {
+	bpf_snapshot before
+	transfer 127.0.0.1 $((50 * KIB)) 0.2
+	expect_no_leak before
+	bpf_snapshot before2
+	net_up
+	start_tool tcprcv --rcv-time
+	stop_tool
+	expect_no_leak before2
+}

@@ -268,8 +268,7 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	skel->rodata->sizes = opt.sizes;
 	skel->rodata->started_ns = monotonic_ns();
 	if (!opt.by) {
-		bpf_map__set_max_entries(skel->maps.hists_a, 1);
-		bpf_map__set_max_entries(skel->maps.hists_b, 1);
+		keyed_unused(skel->maps.hists_a, skel->maps.hists_b);
 	}
 	return skel->skeleton;
 }

@@ -304,16 +304,13 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	bpf_map__set_max_entries(skel->maps.events,
 				 opt.mode == OPENSNOOP_EVENTS ? opt.ring_bytes : (__u32)getpagesize());
 	if (opt.mode != OPENSNOOP_COUNT || opt.by == BY_FILE) {
-		bpf_map__set_max_entries(skel->maps.counts_a, 1);
-		bpf_map__set_max_entries(skel->maps.counts_b, 1);
+		keyed_unused(skel->maps.counts_a, skel->maps.counts_b);
 	}
 	if (opt.mode != OPENSNOOP_COUNT || opt.by != BY_FILE) {
-		bpf_map__set_max_entries(skel->maps.file_counts_a, 1);
-		bpf_map__set_max_entries(skel->maps.file_counts_b, 1);
+		keyed_unused(skel->maps.file_counts_a, skel->maps.file_counts_b);
 	}
 	if (!opt.per_process) {
-		bpf_map__set_max_entries(skel->maps.hists_a, 1);
-		bpf_map__set_max_entries(skel->maps.hists_b, 1);
+		keyed_unused(skel->maps.hists_a, skel->maps.hists_b);
 	}
 	if (!names_processes())
 		bpf_map__set_max_entries(skel->maps.names, 1);

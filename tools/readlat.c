@@ -206,8 +206,7 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	if (opt.task_storage)
 		bpf_map__set_max_entries(skel->maps.start_tid, (__u32)libbpf_num_possible_cpus());
 	if (!keyed_mode()) {
-		bpf_map__set_max_entries(skel->maps.hists_a, 1);
-		bpf_map__set_max_entries(skel->maps.hists_b, 1);
+		keyed_unused(skel->maps.hists_a, skel->maps.hists_b);
 	}
 	if (opt.mode != READLAT_PER_PROCESS && opt.mode != READLAT_PER_FD)
 		bpf_map__set_max_entries(skel->maps.names, 1);

@@ -47,7 +47,16 @@ struct {
 	__type(value, struct tcprcv_sock);
 } socks SEC(".maps");
 
+/* -L: arrivals waiting to be read, per socket (one entry otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TCPRCV_MAX_RINGS);
+	__type(key, __u64);
+	__type(value, struct tcprcv_ring);
+} rings SEC(".maps");
+
 const struct tcprcv_sock sock_zero = {};
+const struct tcprcv_ring ring_zero = {};
 const struct tcprcv_final final_zero = {};
 
 /* Sockets closed in an interval, and reads from shared sockets. */
@@ -56,8 +65,8 @@ KEYED_MAP(closed_b, struct tcprcv_final_key, struct tcprcv_final, TCPRCV_MAX_KEY
 KEYED_SLOT(closed, closed_a);
 
 /* -L -P: a receive-queue latency histogram per reading process. */
-KEYED_HIST_MAP(hists_a, __u32, TCPRCV_MAX_KEYS);
-KEYED_HIST_MAP(hists_b, __u32, TCPRCV_MAX_KEYS);
+KEYED_HIST_MAP(hists_a, __u32, TCPRCV_MAX_READERS);
+KEYED_HIST_MAP(hists_b, __u32, TCPRCV_MAX_READERS);
 KEYED_HIST_SLOT(hists, hists_a);
 
 /* --rcv-time: when this CPU entered tcp_v4_rcv/tcp_v6_rcv (softirq: the
@@ -180,9 +189,13 @@ static __always_inline void sock_final(void *sk, struct tcprcv_sock *s)
 		f->c = s->c;
 	}
 	bpf_map_delete_elem(&socks, &key);
+	if (latency)
+		bpf_map_delete_elem(&rings, &key);
 }
 
-static __always_inline void latency_sample(__u64 ns, __u32 segs, __u32 pid)
+/* A global function: the verifier checks it once, not at each of the
+ * TCPRCV_RING unrolled calls (-L's load took 15-20 ms before). */
+__noinline int latency_sample(__u64 ns, __u32 segs, __u32 pid)
 {
 	struct hist_interval *iv;
 	struct hist *h;
@@ -192,11 +205,42 @@ static __always_inline void latency_sample(__u64 ns, __u32 segs, __u32 pid)
 		h = hist_keyed(&hists, &pid, &created);
 		if (h)
 			hist_add_ns_n(h, ns, segs, true);
-		return;
+		return 0;
 	}
 	iv = interval_now();
 	if (iv)
 		hist_add_ns_n(&iv->hist, ns, segs, false);
+	return 0;
+}
+
+/* -L: data up to @end arrived now. */
+static __always_inline void arrived(void *sk, __u32 end)
+{
+	__u64 key = (__u64)sk;
+	struct tcprcv_arrival *a;
+	struct tcprcv_ring *r;
+
+	r = bpf_map_lookup_elem(&rings, &key);
+	if (!r) {
+		bpf_map_update_elem(&rings, &key, &ring_zero, BPF_NOEXIST);
+		r = bpf_map_lookup_elem(&rings, &key);
+		if (!r)
+			return;
+	}
+	if (r->head - r->tail < TCPRCV_RING) {
+		a = &r->ring[r->head & (TCPRCV_RING - 1)];
+		a->ts = bpf_ktime_get_ns();
+		a->end_seq = end;
+		a->segs = 1;
+		r->head++;
+		return;
+	}
+	/* Full: the newest entry takes it, timed from its own arrival (an
+	 * upper bound for the later segments). */
+	a = &r->ring[(r->head - 1) & (TCPRCV_RING - 1)];
+	if (after(end, a->end_seq))
+		a->end_seq = end;
+	a->segs++;
 }
 
 /* A segment reached TCP on an established socket (softirq, or the
@@ -224,39 +268,27 @@ int tcp_probe(struct raw_tp_ctx *ctx)
 	if (!after(end, rcv_nxt))
 		return 0;	/* all of it had arrived before */
 	s->c.bytes += end - (after(cb.seq, rcv_nxt) ? cb.seq : rcv_nxt);
-	if (!latency)
-		return 0;
-	if (s->head - s->tail < TCPRCV_RING) {
-		struct tcprcv_arrival *a = &s->ring[s->head & (TCPRCV_RING - 1)];
-
-		a->ts = bpf_ktime_get_ns();
-		a->end_seq = end;
-		a->segs = 1;
-		s->head++;
-	} else {
-		/* Full: the newest entry takes it, timed from its own arrival
-		 * (an upper bound for the later segments). */
-		struct tcprcv_arrival *a = &s->ring[(s->head - 1) & (TCPRCV_RING - 1)];
-
-		if (after(end, a->end_seq))
-			a->end_seq = end;
-		a->segs++;
-	}
+	if (latency)
+		arrived(sk, end);
 	return 0;
 }
 
 /* Every segment wholly copied out: one sample each, from its arrival. */
-static __always_inline void latency_read(struct tcprcv_sock *s, __u32 copied, __u32 pid)
+static __always_inline void latency_read(void *sk, __u32 copied, __u32 pid)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 key = (__u64)sk, now;
+	struct tcprcv_ring *r = bpf_map_lookup_elem(&rings, &key);
 
+	if (!r)
+		return;
+	now = bpf_ktime_get_ns();
 #pragma clang loop unroll(full)
 	for (int i = 0; i < TCPRCV_RING; i++) {
-		struct tcprcv_arrival *a = &s->ring[s->tail & (TCPRCV_RING - 1)];
+		struct tcprcv_arrival *a = &r->ring[r->tail & (TCPRCV_RING - 1)];
 
-		if (s->tail != s->head && !after(a->end_seq, copied)) {
+		if (r->tail != r->head && !after(a->end_seq, copied)) {
 			latency_sample(now - a->ts, a->segs, pid);
-			s->tail++;
+			r->tail++;
 		}
 	}
 }
@@ -288,7 +320,7 @@ int rcv_space(struct raw_tp_ctx *ctx)
 		__sync_fetch_and_add(&f->c.read, delta);
 	}
 	if (latency)
-		latency_read(s, copied, pid);
+		latency_read(sk, copied, pid);
 	return 0;
 }
 

@@ -575,6 +575,16 @@ static bool want_valid(const struct btf_want *w)
 	return false;
 }
 
+struct btf_want *btf_wants_into(struct btf_want *dst, const struct btf_want *src, size_t n,
+				size_t base)
+{
+	for (size_t i = 0; i < n; i++) {
+		dst[i] = src[i];
+		dst[i].field += base;
+	}
+	return dst + n;
+}
+
 int btf_fields_load(const struct btf_want *w, size_t n, void *out, const char *btf_path)
 {
 	int fd, err;

@@ -80,4 +80,10 @@ struct btf_want {
  */
 int btf_fields_load(const struct btf_want *w, size_t n, void *out, const char *btf_path);
 
+/* Copy @n wants into @dst with their answers moved @base bytes on: to
+ * read two tables (a struct inside a bigger one) in one pass of the
+ * 5 MB file. Returns @dst + @n. */
+struct btf_want *btf_wants_into(struct btf_want *dst, const struct btf_want *src, size_t n,
+				size_t base);
+
 #endif /* COMMON_BTF_FIELDS_H */

@@ -6,7 +6,7 @@
 #include "kernel_layout.h"
 
 #define WANT(t, p, f) BTF_OFFSET(struct kernel_layout, f, t, p)
-static const struct btf_want wants[] = {
+const struct btf_want kernel_layout_wants[] = {
 	WANT("task_struct", "group_leader", task_group_leader),
 	WANT("task_struct", "comm", task_comm),
 	WANT("task_struct", "files", task_files),
@@ -34,12 +34,14 @@ static const struct btf_want wants[] = {
 		 task_in_iowait, true),
 };
 
+const size_t kernel_layout_nwants = sizeof(kernel_layout_wants) / sizeof(kernel_layout_wants[0]);
+
 int kernel_layout_load(struct kernel_layout *l, const char *btf_path)
 {
 	int err;
 
 	memset(l, 0, sizeof(*l));
-	err = btf_fields_load(wants, sizeof(wants) / sizeof(wants[0]), l, btf_path);
+	err = btf_fields_load(kernel_layout_wants, kernel_layout_nwants, l, btf_path);
 	if (err) {
 		memset(l, 0, sizeof(*l));
 		return err;

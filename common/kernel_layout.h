@@ -43,7 +43,11 @@ struct file_name {
 };
 
 #ifndef __bpf__
-struct btf;
+#include "btf_fields.h"
+/* The wants behind kernel_layout_load(), for a tool that reads its own
+ * offsets in the same pass (btf_wants_into()); then set valid itself. */
+extern const struct btf_want kernel_layout_wants[];
+extern const size_t kernel_layout_nwants;
 /* Fill @l from @btf_path, or the running kernel's BTF when NULL. Returns 0,
  * or a negative errno with l->valid = 0. */
 int kernel_layout_load(struct kernel_layout *l, const char *btf_path);

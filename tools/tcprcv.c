@@ -13,6 +13,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +56,11 @@ static struct {
 	__u16 family, lport, rport;
 } opt = { .rows = DEFAULT_ROWS };
 
-static struct tcp_layout tcp;
-static struct kernel_layout layout;
+/* Read from kernel BTF in one pass. */
+static struct kernel_facts {
+	struct tcp_layout tcp;
+	struct kernel_layout layout;
+} facts;
 static struct tcprcv_bpf *skel;
 static struct keyed_hist keyed;
 static struct drain drain;
@@ -270,6 +274,23 @@ static void check_rcv_time(void)
 	check_row("--rcv-time", CHECK_FALLBACK, "unavailable, the rest works: %s; %s", why[0], why[1]);
 }
 
+/* The socket offsets and the walk from a task's fd to its file. */
+static int read_btf(const char *path)
+{
+	struct btf_want *w = malloc((NWANTS(wants_btf) + kernel_layout_nwants) * sizeof(*w)), *end;
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	end = btf_wants_into(w, wants_btf, NWANTS(wants_btf), offsetof(struct kernel_facts, tcp));
+	end = btf_wants_into(end, kernel_layout_wants, kernel_layout_nwants,
+			     offsetof(struct kernel_facts, layout));
+	err = btf_fields_load(w, (size_t)(end - w), &facts, path);
+	free(w);
+	facts.layout.valid = !err;
+	return err;
+}
+
 static int features(const struct run_config *rc)
 {
 	int err;
@@ -279,11 +300,9 @@ static int features(const struct run_config *rc)
 		check_rcv_time();
 	if (opt.mode == MODE_RCV_TIME)
 		return 0;
-	err = btf_fields_load(wants_btf, NWANTS(wants_btf), &tcp, rc->btf_path);
-	if (!err && tcp.cb_flags != tcp.cb_seq + 12)
+	err = read_btf(rc->btf_path);
+	if (!err && facts.tcp.cb_flags != facts.tcp.cb_seq + 12)
 		err = -EPROTO;	/* bpf/tcprcv.bpf.c reads seq..tcp_flags in one go */
-	if (!err)
-		err = kernel_layout_load(&layout, rc->btf_path);
 	if (err) {
 		check_row("socket layout", CHECK_FAILED,
 			  "cannot read struct sock, tcp_sock and sk_buff from kernel BTF (%s): tcprcv "
@@ -291,7 +310,7 @@ static int features(const struct run_config *rc)
 		return -1;
 	}
 	check_row("socket layout", CHECK_OK, "from kernel BTF%s",
-		  tcp.sk_v6_daddr == BTF_FIELD_NONE ? " (no IPv6 in this kernel)" : "");
+		  facts.tcp.sk_v6_daddr == BTF_FIELD_NONE ? " (no IPv6 in this kernel)" : "");
 	return 0;
 }
 
@@ -300,8 +319,8 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	skel = tcprcv_bpf__open_opts(tool_open_opts(rc));
 	if (!skel)
 		return NULL;
-	skel->rodata->tcp = tcp;
-	skel->rodata->layout = layout;
+	skel->rodata->tcp = facts.tcp;
+	skel->rodata->layout = facts.layout;
 	skel->rodata->table = opt.mode == MODE_TABLE;
 	skel->rodata->latency = opt.mode == MODE_LATENCY;
 	skel->rodata->per_process = opt.per_process;
@@ -313,14 +332,12 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 		bpf_map__set_max_entries(skel->maps.socks, 1);
 		bpf_map__set_max_entries(skel->maps.names, 1);
 	}
-	if (opt.mode != MODE_TABLE) {
-		bpf_map__set_max_entries(skel->maps.closed_a, 1);
-		bpf_map__set_max_entries(skel->maps.closed_b, 1);
-	}
-	if (!opt.per_process) {
-		bpf_map__set_max_entries(skel->maps.hists_a, 1);
-		bpf_map__set_max_entries(skel->maps.hists_b, 1);
-	}
+	if (opt.mode != MODE_TABLE)
+		keyed_unused(skel->maps.closed_a, skel->maps.closed_b);
+	if (opt.mode != MODE_LATENCY)
+		bpf_map__set_max_entries(skel->maps.rings, 1);
+	if (!opt.per_process)
+		keyed_unused(skel->maps.hists_a, skel->maps.hists_b);
 	return skel->skeleton;
 }
 

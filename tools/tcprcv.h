@@ -5,7 +5,10 @@
 
 #define TCPRCV_MAX_SOCKS 16384	/* TCP sockets followed at once (LRU beyond) */
 #define TCPRCV_MAX_KEYS 4096	/* closed sockets and shared reads per interval */
+#define TCPRCV_MAX_READERS 1024	/* -L -P: histograms (2 KiB each) per interval */
 #define TCPRCV_RING 16		/* -L: arrival times kept per socket (power of two) */
+#define TCPRCV_MAX_RINGS 4096	/* -L: sockets whose arrivals are kept (the most
+				 * recently receiving ones) */
 #define TCPRCV_NO_FIELD 0xffffffffU
 
 /* Where the programs find what they need in the kernel's socket structs,
@@ -62,7 +65,11 @@ struct tcprcv_sock {
 	__u32 copied;		/* copied_seq when last seen */
 	__u32 drops_seen;	/* sk_drops when last seen */
 	struct tcprcv_counts c;
-	__u32 head, tail;	/* -L: ring[tail..head) waits to be read */
+};
+
+/* -L: a socket's data waiting to be read, ring[tail..head), by arrival. */
+struct tcprcv_ring {
+	__u32 head, tail;
 	struct tcprcv_arrival ring[TCPRCV_RING];
 };
 

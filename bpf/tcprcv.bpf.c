@@ -130,6 +130,7 @@ static __always_inline struct tcprcv_sock *sock_get(void *sk)
 	s->gen = bpf_ktime_get_ns();
 	s->copied = read_u32(sk, tcp.tp_copied_seq);
 	s->drops_seen = read_u32(sk, tcp.sk_drops);
+	s->retrans_seen = read_u32(sk, tcp.tp_total_retrans);
 	sock_ident(sk, s);
 	return s;
 }
@@ -162,6 +163,17 @@ static __always_inline void sock_drops(void *sk, struct tcprcv_sock *s)
 	s->drops_seen = d;
 }
 
+/* Segments retransmitted since it was last seen: the kernel's own count,
+ * which is what TcpRetransSegs adds up (a GSO packet is its segments; an
+ * attempt that failed, traced with an error since 6.17, is none). */
+static __always_inline void sock_retrans(void *sk, struct tcprcv_sock *s)
+{
+	__u32 r = read_u32(sk, tcp.tp_total_retrans);
+
+	s->c.retrans += r - s->retrans_seen;
+	s->retrans_seen = r;
+}
+
 static __always_inline struct tcprcv_final *final_get(__u64 sk, __u64 gen, __u32 reader)
 {
 	struct tcprcv_final_key key = { .sk = sk, .gen = gen, .reader = reader };
@@ -183,9 +195,11 @@ static __always_inline void sock_final(void *sk, struct tcprcv_sock *s)
 	struct tcprcv_final *f;
 
 	sock_drops(sk, s);
+	sock_retrans(sk, s);
 	f = table ? final_get(key, s->gen, 0) : NULL;
 	if (f) {
 		f->id = s->id;
+		f->read_pid = s->read_pid;
 		f->c = s->c;
 	}
 	bpf_map_delete_elem(&socks, &key);
@@ -389,7 +403,7 @@ int retransmit(struct raw_tp_ctx *ctx)
 	struct tcprcv_sock *s = sock_get(sk);
 
 	if (s && !(s->id.flags & SOCK_SKIP)) {
-		s->c.retrans++;
+		sock_retrans(sk, s);
 		sock_drops(sk, s);
 	}
 	return 0;

@@ -63,24 +63,7 @@ start_biolat() {
 	start_tool biolat "$@"
 }
 
-# start_more NAME [biolat args]: a second biolat beside start_biolat's,
-# its output in $T/NAME.out and $T/NAME.err; sets NAME_TOOL.
-start_more() {
-	local name=$1
-	shift
-	rm -f "$T/$name.out" "$T/$name.err"
-	"$BUILD/biolat" "$@" > "$T/$name.out" 2> "$T/$name.err" &
-	printf -v "${name}_TOOL" %s $!
-	watchdog $!
-	wait_for "$T/$name.err" 'Hit Ctrl-C to end'
-}
 
-# stop_more NAME: SIGINT to start_more's biolat, and its exit.
-stop_more() {
-	local job=${1}_TOOL
-	kill -INT "${!job}"
-	wait_exit "${!job}"
-}
 
 # counted [FILE] [JQ_SELECT]: "COUNT LOST UNFINISHED" of FILE (default
 # $T/out): the counts of its histograms (of those JQ_SELECT keeps),
@@ -273,7 +256,7 @@ buckets_add_up() { hjout '(([.buckets[].count] | add) // 0) == .count'; }
 	bio_disk
 	start_bio A --reads 300 --writes 200 --size $((8 * KIB))
 	start_biolat -j -d "$LOOPNAME"
-	start_more Q -j -Q -d "$LOOPNAME"
+	start_more biolat Q -j -Q -d "$LOOPNAME"
 	go
 	wait_done A
 	stop_tool INT
@@ -290,7 +273,7 @@ buckets_add_up() { hjout '(([.buckets[].count] | add) // 0) == .count'; }
 	rm -f "$T/go" "$T/hold"
 	start_bio B --reads 300 --writes 200 --size $((8 * KIB))
 	start_biolat -j -d "$LOOPNAME"
-	start_more Q -j -Q -d "$LOOPNAME"
+	start_more biolat Q -j -Q -d "$LOOPNAME"
 	go
 	wait_done B
 	stop_tool INT
@@ -307,7 +290,7 @@ buckets_add_up() { hjout '(([.buckets[].count] | add) // 0) == .count'; }
 	start_bio A --reads 200 --writes 100 --size $((8 * KIB))
 	start_bio B --reads 250 --writes 150 --size $((8 * KIB)) --offset $((32 * MIB))
 	start_biolat -j -p "$A_PID" -d "$LOOPNAME"
-	start_more TB -j -t "$B_PID" -d "$LOOPNAME"	# single-threaded: tid = pid
+	start_more biolat TB -j -t "$B_PID" -d "$LOOPNAME"	# single-threaded: tid = pid
 	go
 	wait_loads A B
 	tool_wait			# ends by itself when the process exits
@@ -435,7 +418,7 @@ buckets_add_up() { hjout '(([.buckets[].count] | add) // 0) == .count'; }
 	bio_disk
 	start_bio A --reads 20 --size $((8 * KIB))
 	start_biolat -j --ns -d "$LOOPNAME"
-	start_more M -j -m -d "$LOOPNAME"
+	start_more biolat M -j -m -d "$LOOPNAME"
 	go
 	wait_done A
 	stop_tool INT
@@ -534,38 +517,13 @@ open(sys.argv[1], "wb").write(img)' "$img" || return 0
 	[[ "$output" =~ request\ layout\ +ok ]]
 }
 
-# bpf_ids PID: the IDs of the BPF programs and maps process PID holds (its
-# fds, and the maps its programs use) into $T/ids, to look for leaks by
-# ID: by name they would be another biolat's running on the host too.
-bpf_ids() {
-	local f p
-	for f in /proc/"$1"/fdinfo/*; do
-		sed -nE 's/^(prog_id|map_id):[[:space:]]+([0-9]+)$/\1 \2/p' "$f" 2>/dev/null
-	done | sort -u > "$T/ids"
-	for p in $(awk '$1 == "prog_id" { print $2 }' "$T/ids"); do
-		bpftool -j prog show id "$p" 2>/dev/null | jq -r '.map_ids[]? | "map_id \(.)"'
-	done >> "$T/ids"
-	sort -u -o "$T/ids" "$T/ids"
-}
 
-# Those of bpf_ids that still exist.
-ids_alive() {
-	local kind id
-	while read -r kind id; do
-		if [ "$kind" = prog_id ]; then
-			bpftool prog show id "$id" >/dev/null 2>&1 && echo "prog $id"
-		else
-			bpftool map show id "$id" >/dev/null 2>&1 && echo "map $id"
-		fi
-	done < "$T/ids"
-	return 0
-}
 
 @test "nothing of biolat stays loaded after exit, whatever ended it" {
 	loop_setup 8
 	for sig in INT TERM KILL; do
 		start_biolat -Q -F -d "$LOOPNAME"
-		bpf_ids "$TOOL_JOB"
+		bpf_ids_of "$TOOL_JOB" "$T/ids"
 		cat "$T/ids"
 		[ "$(grep -c '^prog_id' "$T/ids")" -ge 3 ]
 		for prog in $(awk '$1 == "prog_id" { print $2 }' "$T/ids"); do
@@ -574,8 +532,8 @@ ids_alive() {
 		[ "$(grep -c '^map_id' "$T/ids")" -ge 3 ]
 		stop_tool $sig
 		[ "$sig" = KILL ] || [ "$TOOL_STATUS" -eq 0 ]
-		for i in $(seq 1 100); do [ -z "$(ids_alive)" ] && break; sleep 0.05; done
-		echo "after SIG$sig: $(ids_alive)"
-		[ -z "$(ids_alive)" ]
+		for i in $(seq 1 100); do [ -z "$(bpf_ids_alive "$T/ids")" ] && break; sleep 0.05; done
+		echo "after SIG$sig: $(bpf_ids_alive "$T/ids")"
+		[ -z "$(bpf_ids_alive "$T/ids")" ]
 	done
 }

@@ -36,6 +36,16 @@ wait_for() {
 	return 1
 }
 
+# retry CMD [ARGS]: until CMD succeeds, every 10 ms, at most WAIT_SECS.
+retry() {
+	local i
+	for ((i = 0; i < WAIT_SECS * 100; i++)); do
+		"$@" && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
 # wait_exit PID: until it has exited, at most WAIT_SECS; then its status.
 wait_exit() {
 	local i
@@ -272,4 +282,64 @@ loop_teardown() {
 disk_ios() {
 	awk '{ n = $1 + $5; if (NF >= 12) n += $12; if (NF >= 16) n += $16; print n }' \
 		"/sys/block/$1/stat"
+}
+
+# stop_watchdogs: end the sleeps of the running watchdogs, before
+# common_teardown kills the watchdogs themselves. Each sleep inherits
+# bats's fd 3 and outlives its killed watchdog; bats waits for fd 3 to
+# close at the end of the file, up to TOOL_SECS after the last watchdog
+# started. A watchdog is stopped first, so that its kill cannot follow.
+stop_watchdogs() {
+	local j
+	for j in "${JOBS[@]}"; do
+		kill -STOP "$j" 2>/dev/null || continue
+		pkill -KILL -P "$j" 2>/dev/null || true
+	done
+}
+
+# start_more TOOL NAME [args]: a second TOOL beside start_tool's, its
+# output in $T/NAME.out and $T/NAME.err; sets NAME_TOOL.
+start_more() {
+	local tool=$1 name=$2
+	shift 2
+	rm -f "$T/$name.out" "$T/$name.err"
+	"$BUILD/$tool" "$@" > "$T/$name.out" 2> "$T/$name.err" &
+	printf -v "${name}_TOOL" %s $!
+	watchdog $!
+	wait_for "$T/$name.err" 'Hit Ctrl-C to end'
+}
+
+# stop_more NAME: SIGINT to start_more's tool; fails unless it exits 0.
+stop_more() {
+	local job=${1}_TOOL
+	kill -INT "${!job}"
+	wait_exit "${!job}"
+}
+
+# bpf_ids_of PID FILE: the IDs of the BPF programs and maps process PID
+# holds (its fds, links included, and the maps its programs use), one
+# "prog_id N" or "map_id N" a line, into FILE: to look for leaks by ID
+# (by name they would be another instance's, running on the host too).
+bpf_ids_of() {
+	local f p
+	for f in /proc/"$1"/fdinfo/*; do
+		sed -nE 's/^(prog_id|map_id):[[:space:]]+([0-9]+)$/\1 \2/p' "$f" 2>/dev/null
+	done | sort -u > "$2"
+	for p in $(awk '$1 == "prog_id" { print $2 }' "$2"); do
+		bpftool -j prog show id "$p" 2>/dev/null | jq -r '.map_ids[]? | "map_id \(.)"'
+	done >> "$2"
+	sort -u -o "$2" "$2"
+}
+
+# bpf_ids_alive FILE: those of bpf_ids_of's IDs that are still loaded.
+bpf_ids_alive() {
+	local kind id
+	while read -r kind id; do
+		if [ "$kind" = prog_id ]; then
+			bpftool prog show id "$id" >/dev/null 2>&1 && echo "prog $id"
+		else
+			bpftool map show id "$id" >/dev/null 2>&1 && echo "map $id"
+		fi
+	done < "$1"
+	return 0
 }

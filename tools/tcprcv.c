@@ -80,6 +80,7 @@ static const struct btf_want wants_btf[] = {
 	T(sk_drops, "sock", "sk_drops"),
 	T(tp_rcv_nxt, "tcp_sock", "rcv_nxt"),
 	T(tp_copied_seq, "tcp_sock", "copied_seq"),
+	T(tp_total_retrans, "tcp_sock", "total_retrans"),
 	T(skb_cb, "sk_buff", "cb"),
 	T(cb_seq, "tcp_skb_cb", "seq"),
 	T(cb_end_seq, "tcp_skb_cb", "end_seq"),
@@ -506,7 +507,7 @@ static void read_closed(const struct keyed_snapshot *snap)
 
 			add_row(&f->id, &r);
 		} else {
-			account(k->sk, k->gen, f->id, &f->c, 0, false);
+			account(k->sk, k->gen, f->id, &f->c, f->read_pid, false);
 		}
 	}
 }

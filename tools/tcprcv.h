@@ -17,7 +17,7 @@ struct tcp_layout {
 	__u32 sk_daddr, sk_rcv_saddr, sk_portpair, sk_family;	/* struct sock_common */
 	__u32 sk_v6_daddr, sk_v6_rcv_saddr;
 	__u32 sk_protocol, sk_drops;				/* struct sock */
-	__u32 tp_rcv_nxt, tp_copied_seq;			/* struct tcp_sock */
+	__u32 tp_rcv_nxt, tp_copied_seq, tp_total_retrans;	/* struct tcp_sock */
 	__u32 skb_cb, cb_seq, cb_end_seq, cb_flags;		/* sk_buff, tcp_skb_cb */
 	__u32 file_private_data, socket_sk;			/* accept(2): fd -> sock */
 };
@@ -27,7 +27,8 @@ struct tcprcv_counts {
 	__u64 segs;		/* segments with data, as TCP processed them (after GRO) */
 	__u64 bytes;		/* new payload bytes in them (duplicates not counted) */
 	__u64 read;		/* bytes the application copied out (copied_seq moved) */
-	__u64 retrans;		/* segments this socket retransmitted */
+	__u64 retrans;		/* segments this socket retransmitted (the
+				 * kernel's total_retrans, as TcpRetransSegs) */
 	__u64 drops;		/* packets TCP dropped on this socket (sk_drops) */
 };
 
@@ -64,6 +65,8 @@ struct tcprcv_sock {
 	__u32 read_pid;		/* the first reader: c.read is its reads */
 	__u32 copied;		/* copied_seq when last seen */
 	__u32 drops_seen;	/* sk_drops when last seen */
+	__u32 retrans_seen;	/* total_retrans when last seen */
+	__u32 pad;
 	struct tcprcv_counts c;
 };
 
@@ -84,6 +87,7 @@ struct tcprcv_final_key {
 
 struct tcprcv_final {
 	struct tcprcv_ident id;
+	__u32 read_pid;		/* a closed socket's first reader: c.read is its */
 	struct tcprcv_counts c;
 };
 

@@ -36,6 +36,11 @@ wait_for() {
 	return 1
 }
 
+# refute CMD [ARGS]: fails when CMD succeeds. A bare "! CMD" fails a
+# bats test only as its last line (bash's errexit ignores a negated
+# command); inside a function, the function's status does not.
+refute() { ! "$@"; }
+
 # retry CMD [ARGS]: until CMD succeeds, every 10 ms, at most WAIT_SECS.
 retry() {
 	local i

@@ -147,7 +147,7 @@ count_path() { jq -s --arg p "$1" 'map(select(.path == $p)) | length' "${2:-$T/o
 	go
 	wait_loads A
 	tool_wait
-	! grep -q $'\e' "$T/out"
+	refute grep -q $'\e' "$T/out"
 	[ "$(grep -cF "$T/d/bad\\nname\\x1b[31m\\xff" "$T/out")" -eq 2 ]
 
 	rm -f "$T/go" "$T/hold"

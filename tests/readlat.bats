@@ -411,11 +411,11 @@ EOF_CASES
 @test "nothing of readlat stays loaded after exit, whatever ended it" {
 	run timeout 10 "$BUILD/readlat" --duration 0.2
 	[ "$status" -eq 0 ]
-	! leaked "$READLAT_PROGS" "$READLAT_MAPS"
+	refute leaked "$READLAT_PROGS" "$READLAT_MAPS"
 
 	start_tool readlat -P -s read,readv
 	stop_tool TERM
-	! leaked "$READLAT_PROGS" "$READLAT_MAPS"
+	refute leaked "$READLAT_PROGS" "$READLAT_MAPS"
 
 	start_tool readlat --slower 1
 	kill -KILL "$TOOL_JOB"
@@ -429,7 +429,7 @@ EOF_CASES
 	[[ "$output" == *"not a dynamic executable"* ]]
 	run timeout 10 strace -f -e trace=openat -o "$T/strace" "$BUILD/readlat" --duration 0.1
 	[ "$status" -eq 0 ]
-	! grep -q '/sys/kernel/btf/vmlinux' "$T/strace"
+	refute grep -q '/sys/kernel/btf/vmlinux' "$T/strace"
 	rss=$(/usr/bin/time -f %M timeout 10 "$BUILD/readlat" --duration 0.1 2>&1 >/dev/null | tail -n1)
 	[ "$rss" -le 8192 ]
 }
@@ -478,7 +478,7 @@ nonroot_counts_exactly() {
 	grep -qE '^privileges +ok +CAP_BPF and CAP_PERFMON; without CAP_DAC_READ_SEARCH tracefs must be readable by uid 65534$' <<<"$output"
 	grep -qE '^tracefs +missing +cannot read /sys/kernel/tracing/events \(permission denied: /sys/kernel/tracing is mode' <<<"$output"
 	grep -qE '^probe sys_enter_read +missing +cannot read /sys/kernel/tracing/events/syscalls/sys_enter_read/id \(permission denied' <<<"$output"
-	! grep -q 'does not exist' <<<"$output"
+	refute grep -q 'does not exist' <<<"$output"
 	[ "${lines[-1]}" = "readlat cannot run on this system" ]
 }
 
@@ -638,7 +638,7 @@ nonroot_counts_exactly() {
 	wait_loads A B C D
 	stop_tool INT
 	[ "$TOOL_STATUS" -eq 0 ]
-	! grep -q $'\e' "$T/out"
+	refute grep -q $'\e' "$T/out"
 	python3 -c 'import sys; sys.stdin.buffer.read().decode("utf-8")' < "$T/out"
 	grep -qxF "pid = $A_PID, comm = ééééééé\\xc3" "$T/out"
 	grep -qxF "pid = $B_PID, comm = a\\xffb" "$T/out"
@@ -651,7 +651,7 @@ nonroot_counts_exactly() {
 	wait_loads A B C D
 	tool_wait
 	[ "$TOOL_STATUS" -eq 0 ]
-	! grep -q $'\e' "$T/out"
+	refute grep -q $'\e' "$T/out"
 	python3 -c 'import sys; sys.stdin.buffer.read().decode("utf-8")' < "$T/out"
 	grep -qxF "pid = $D_PID, comm = ééééééé\\xc3, fd = ${D_FDS[0]}, path = $T/bad\\nname\\x1b[0m\\xff" "$T/out"
 
@@ -661,7 +661,7 @@ nonroot_counts_exactly() {
 	go
 	wait_loads A B C D
 	tool_wait
-	! grep -q $'\e' "$T/out"
+	refute grep -q $'\e' "$T/out"
 	[ "$(grep -cE "^[0-9:]{8} +$C_PID +${C_TIDS[0]} +x\\\\ny\\\\x1b\[31m +${C_FDS[0]} +1 +[0-9.]+$" "$T/out")" -eq 3 ]
 	[ "$(wc -l < "$T/out")" -eq 4 ]
 }
@@ -685,7 +685,7 @@ nonroot_counts_exactly() {
 		[ "$status" -eq 1 ] || [ "$status" -eq 2 ]
 		[ "$(wc -l < "$T/err")" -eq 1 ]
 		[ ! -s "$T/out" ]
-		! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$T/err"
+		refute LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$T/err"
 		grep -qE '\\(n|r|t|x1b|x7f)' "$T/err"
 	done
 }

@@ -4,7 +4,7 @@
 BENCH_DIR := $(OUTPUT)/bench
 BENCH_BPF := $(patsubst bench/%.bpf.c,$(BENCH_DIR)/%.bpf.o,$(wildcard bench/*.bpf.c))
 BENCH_BINS := $(BENCH_DIR)/readbench $(BENCH_DIR)/openbench $(BENCH_DIR)/loader $(BENCH_DIR)/startup $(BENCH_DIR)/corelight \
-	$(BENCH_DIR)/blkcount
+	$(BENCH_DIR)/blkcount $(BENCH_DIR)/tcpcount
 
 $(BENCH_DIR):
 	$(Q)mkdir -p $@
@@ -22,7 +22,17 @@ $(BENCH_DIR)/blkcount.skel.h: $(BENCH_DIR)/blkcount.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name blkcount_bpf > $@
 
-$(BENCH_DIR)/blkcount: bench/blkcount.c $(BENCH_DIR)/blkcount.skel.h
+$(BENCH_DIR)/blkcount: bench/blkcount.c bench/control.h $(BENCH_DIR)/blkcount.skel.h
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -I$(BENCH_DIR) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
+
+# tcprcv's floor: a libbpf skeleton counting on its two busiest tracepoints.
+$(BENCH_DIR)/tcpcount.bpf.o: bench/tcpcount.h
+$(BENCH_DIR)/tcpcount.skel.h: $(BENCH_DIR)/tcpcount.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name tcpcount_bpf > $@
+
+$(BENCH_DIR)/tcpcount: bench/tcpcount.c bench/tcpcount.h bench/control.h $(BENCH_DIR)/tcpcount.skel.h
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -I$(BENCH_DIR) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
 
@@ -40,6 +50,7 @@ $(BENCH_DIR)/%: bench/%.c bench/bench.mk | $(BENCH_DIR)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -static -pthread $(filter %.c,$^) -o $@
 
-# biolat's counts: bioload makes the I/O on a loop device.
-bench: $(BINS) $(BENCH_BPF) $(BENCH_BINS) $(OUTPUT)/tests/bioload
+# biolat's counts: bioload makes the I/O on a loop device; tcprcv's
+# throughput: tcpload moves the bytes over loopback.
+bench: $(BINS) $(BENCH_BPF) $(BENCH_BINS) $(OUTPUT)/tests/bioload $(OUTPUT)/tests/tcpload
 	$(Q)BUILD=$(OUTPUT) bench/run.sh

@@ -13,27 +13,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "control.h"
 #include "blkcount.skel.h"
-
-static int quiet(enum libbpf_print_level l, const char *f, va_list ap)
-{
-	return l == LIBBPF_WARN ? vfprintf(stderr, f, ap) : 0;
-}
-
-static void nothing(int sig)
-{
-	(void)sig;
-}
-
-static unsigned long long misses(const struct bpf_program *prog)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
-		return 0;
-	return info.recursion_misses;
-}
 
 int main(int argc, char **argv)
 {

@@ -3,9 +3,10 @@
 # Benchmarks, side by side with the peers in one run, interleaved, repeated;
 # medians and ratios go to bench/RESULTS.md. Run as root: make bench.
 #   REPS (default 5), READS (default 400000), OPENS (default 150000),
-#   LAT_RUNS (default 5) and BIO_RUNS (default 5) tune the run time.
+#   LAT_RUNS (default 5), BIO_RUNS (default 5), TCP_RUNS (default 5) and
+#   TCP_BYTES (default 1G) tune the run time.
 #   BIO_ONLY=1 runs only biolat's part and prints its tables, RESULTS.md
-#   untouched.
+#   untouched; TCP_ONLY=1 the same for tcprcv's.
 set -euo pipefail
 START=$SECONDS
 cd "$(dirname "$0")/.."
@@ -159,14 +160,19 @@ ratio() {
 	fi
 }
 
-# The row's name, from its key.
-row_name() {
+# cond_name ARRAY KEY: the name of the condition KEY in ARRAY (entries
+# "key|name|...").
+cond_name() {
+	local -n conds=$1
 	local c key name
-	for c in "${CONDITIONS[@]}"; do
+	for c in "${conds[@]}"; do
 		IFS='|' read -r key name _ <<<"$c"
-		[ "$key" = "$1" ] && { echo "$name"; return; }
+		[ "$key" = "$2" ] && { echo "$name"; return; }
 	done
 }
+
+# The row's name, from its key.
+row_name() { cond_name CONDITIONS "$1"; }
 
 overhead_table() {
 	local src=$1 c key name floor limit a l
@@ -264,7 +270,7 @@ startup_table() {
 			fi
 		done
 		f() { grep -oE "$1=[-0-9.]+" "$TMP/st" | cut -d= -f2 | median; }
-		case $name in readlat | opensnoop* | biolat) cp "$TMP/st" "$TMP/st.${name%% *}" ;; esac
+		case $name in readlat | opensnoop* | biolat | tcprcv) cp "$TMP/st" "$TMP/st.${name%% *}" ;; esac
 		printf '| %s | %.1f | %s | %.1f | %.1f | %d of %d |\n' "$name" "$(f attach_ms)" \
 			"$(awk -v v="$(f final_ms)" 'BEGIN { print (v < 0 ? "n/a (prints nothing)" : sprintf("%.1f", v)) }')" \
 			"$(f exit_ms)" "$(awk -v k="$(f rss_kb)" 'BEGIN { print k / 1024 }')" \
@@ -276,7 +282,7 @@ size_table() {
 	local t
 	echo "| binary | size (stripped, static) |"
 	echo "|---|---:|"
-	for t in "$BUILD"/readlat "$BUILD"/opensnoop "$BUILD"/biolat; do
+	for t in "$BUILD"/readlat "$BUILD"/opensnoop "$BUILD"/biolat "$BUILD"/tcprcv; do
 		strip -o "$TMP/stripped" "$t"
 		printf '| %s | %.2f MiB |\n' "${t##*/}" "$(stat -c %s "$TMP/stripped" | awk '{ print $1 / 1048576 }')"
 	done
@@ -350,6 +356,7 @@ exact_table() {
 OPEN_FILE=$TMP/openbench.file
 : >"$OPEN_FILE"
 LT_OPENSNOOP=$(dpkg -L libbpf-tools 2>/dev/null | grep -m1 '/opensnoop$' || command -v opensnoop || true)
+# shellcheck disable=SC2034	# start_open_tracer takes it by name
 BPFTRACE_OPENS='BEGIN { printf("attached\n"); }
 tracepoint:syscalls:sys_enter_openat /comm == "openbench"/ { @f[tid] = args->filename; }
 tracepoint:syscalls:sys_exit_openat /@f[tid]/ { printf("%d %s %d %s\n", pid, comm, args->ret, str(@f[tid])); delete(@f[tid]); }'
@@ -397,13 +404,15 @@ in_epoll() {
 }
 
 # start_open_tracer CMD HOW: background it, stdout to os.out and stderr to
-# os.err (files), wait until it attached.
+# os.err (files), wait until it attached (HOW: as OPEN_CONDITIONS say, or
+# sleep: it waits in nanosleep, between reports).
 start_open_tracer() {
-	local cmd=$1 how=$2 i
+	local cmd=$1 how=$2 i prog
 	: >"$TMP/os.out"
 	: >"$TMP/os.err"
-	if [ "$cmd" = "bpftrace -e BPFTRACE_OPENS" ]; then
-		bpftrace -e "$BPFTRACE_OPENS" >"$TMP/os.out" 2>"$TMP/os.err" &
+	if [[ $cmd == "bpftrace -e BPFTRACE_"* ]]; then
+		prog=${cmd#bpftrace -e }
+		bpftrace -e "${!prog}" >"$TMP/os.out" 2>"$TMP/os.err" &
 	else
 		$cmd >"$TMP/os.out" 2>"$TMP/os.err" &
 	fi
@@ -413,6 +422,7 @@ start_open_tracer() {
 		err:*) grep -q -- "${how#err:}" "$TMP/os.err" && return 0 ;;
 		out:*) grep -q -- "${how#out:}" "$TMP/os.out" && return 0 ;;
 		epoll) in_epoll "$TRACER" && return 0 ;;
+		sleep) in_nanosleep "$TRACER" && return 0 ;;
 		esac
 		kill -0 "$TRACER" 2>/dev/null || break
 		sleep 0.005
@@ -570,20 +580,25 @@ opens_targets() {
 	a=$(lat opensnoop median)
 	[[ $a != none* ]] || a=5000
 	echo "| opensnoop, one open at a low rate → its line in the output file, ms (median of $LAT_RUNS) | 100 | ${a:-n/a} | $(verdict "${a:-n/a}" 100) |"
-	st_f() { grep -oE "$1=[-0-9.]+" "$TMP/st.opensnoop" 2>/dev/null | cut -d= -f2 | median; }
-	a=$(st_f attach_ms)
-	echo "| opensnoop start-up to attached, ms | 40 | ${a:-n/a} | $(verdict "${a:-n/a}" 40) |"
-	a=$(st_f rss_kb)
-	a=${a:+$(awk -v k="$a" 'BEGIN { printf "%.1f", k / 1024 }')}
-	echo "| opensnoop peak RSS, MiB | 8 | ${a:-n/a} | $(verdict "${a:-n/a}" 8) |"
+	budget_rows opensnoop
 }
 
-open_row_name() {
-	local c key name
-	for c in "${OPEN_CONDITIONS[@]}"; do
-		IFS='|' read -r key name _ <<<"$c"
-		[ "$key" = "$1" ] && { echo "$name"; return; }
-	done
+open_row_name() { cond_name OPEN_CONDITIONS "$1"; }
+
+# budget_rows TOOL [binary]: TOOL's start-up and peak RSS targets (from
+# the start-up table's $TMP/st.TOOL), and with "binary" its size.
+budget_rows() {
+	local a
+	st_f() { grep -oE "$1=[-0-9.]+" "$TMP/st.$2" 2>/dev/null | cut -d= -f2 | median; }
+	a=$(st_f attach_ms "$1")
+	echo "| $1 start-up to attached, ms | 40 | ${a:-n/a} | $(verdict "${a:-n/a}" 40) |"
+	a=$(st_f rss_kb "$1")
+	a=${a:+$(awk -v k="$a" 'BEGIN { printf "%.1f", k / 1024 }')}
+	echo "| $1 peak RSS, MiB | 8 | ${a:-n/a} | $(verdict "${a:-n/a}" 8) |"
+	[ "${2:-}" = binary ] || return 0
+	strip -o "$TMP/stripped" "$BUILD/$1"
+	a=$(stat -c %s "$TMP/stripped" | awk '{ printf "%.2f", $1 / 1048576 }')
+	echo "| $1 static binary, stripped, MiB | 2 | $a | $(verdict "$a" 2) |"
 }
 
 # verdict VALUE LIMIT: "met" if VALUE <= LIMIT (no value: n/a)
@@ -641,6 +656,7 @@ targets_table() {
 	echo "| static binary, stripped, MiB | 2 | $a | $(verdict "$a" 2) |"
 	opens_targets
 	bio_targets
+	tcp_targets
 }
 
 # biolat: on a loop device in direct-I/O mode over a file on $TMP, no I/O
@@ -882,7 +898,6 @@ bio_notes() {
 
 bio_targets() {
 	local a short
-	st_f() { grep -oE "$1=[-0-9.]+" "$TMP/st.biolat" 2>/dev/null | cut -d= -f2 | median; }
 	short=$(awk '$6 == "-" || $6 != $2' "$TMP/bio.counts" 2>/dev/null | grep -c . || true)
 	echo "| biolat -d: count = reads completed (stat), every one of $BIO_RUNS runs of $BIO_READS reads | $BIO_RUNS of $BIO_RUNS | $((BIO_RUNS - short)) of $BIO_RUNS |" \
 		"$(if [ "$short" = 0 ]; then echo met; else echo '**missed**'; fi) |"
@@ -892,18 +907,216 @@ bio_targets() {
 	short=$(awk '$6 == "-" || $4 == "-" || $6 != $4' "$TMP/bio.counts" 2>/dev/null | grep -c . || true)
 	echo "| biolat -d: count = the raw_tp count program's, every run (all BPF was given) | $BIO_RUNS of $BIO_RUNS | $((BIO_RUNS - short)) of $BIO_RUNS |" \
 		"$(if [ "$short" = 0 ]; then echo met; else echo '**missed**'; fi) |"
-	a=$(st_f attach_ms)
-	echo "| biolat start-up to attached, ms | 40 | ${a:-n/a} | $(verdict "${a:-n/a}" 40) |"
-	a=$(st_f rss_kb)
-	a=${a:+$(awk -v k="$a" 'BEGIN { printf "%.1f", k / 1024 }')}
-	echo "| biolat peak RSS, MiB | 8 | ${a:-n/a} | $(verdict "${a:-n/a}" 8) |"
-	strip -o "$TMP/stripped" "$BUILD/biolat"
-	a=$(stat -c %s "$TMP/stripped" | awk '{ printf "%.2f", $1 / 1048576 }')
-	echo "| biolat static binary, stripped, MiB | 2 | $a | $(verdict "$a" 2) |"
+	budget_rows biolat binary
 }
 
-bio_setup || echo "bench: no loop device for biolat's counts: $BIO_WHY" >&2
-[ -n "$LT_BIOLATENCY" ] || echo "bench: libbpf-tools has no biolatency: no column for it" >&2
+# tcprcv: tcpload pair moves TCP_BYTES over 127.0.0.1 in TCP_CHUNK-byte
+# writes from a parent to its forked child, both pinned to CPU $WORK_CPU,
+# TCP_RUNS rounds; each round runs every condition once, in a rotated
+# order, and × untraced is the median over rounds of the rate over the same
+# round's untraced rate. kernel.bpf_stats_enabled is on: each tracer's
+# programs' run time and runs, read just before and just after the
+# transfer, give what the transfer cost in BPF. tcprcv -j's per-interval
+# rows, summed per process, must give the reader exactly the bytes sent.
+TCP_RUNS=${TCP_RUNS:-5}
+TCP_BYTES=${TCP_BYTES:-1G}
+TCP_CHUNK=1024
+TCPLOAD=$BUILD/tests/tcpload
+LT_TCPTOP=$(dpkg -L libbpf-tools 2>/dev/null | grep -m1 '/tcptop$' || command -v tcptop || true)
+# What a user writes (bpftrace 0.17: args->): segments and bytes per comm.
+# shellcheck disable=SC2034	# start_open_tracer and startup_table take it by name
+BPFTRACE_TCP='BEGIN { printf("attached\n"); }
+tracepoint:tcp:tcp_probe { @segs[comm] = count(); @bytes[comm] = sum(args->data_len); }'
+# key | name | how to tell it attached (as start_open_tracer) | command
+TCP_CONDITIONS=(
+	"untraced|untraced||"
+	"ctl|control: tracepoint counters alone (bench/tcpcount)|err:attached|$B/tcpcount"
+	"tr|tcprcv -j (table mode, a report every 1 s)|err:Hit Ctrl-C|$BUILD/tcprcv -j"
+	"trl|tcprcv -L|err:Hit Ctrl-C|$BUILD/tcprcv -L"
+	"bt|bpftrace one-liner (tcp_probe: count, sum(data_len) per comm)|out:attached|bpftrace -e BPFTRACE_TCP"
+)
+TCP_LT_WHY=''	# why libbpf-tools' tcptop has no row
+
+# tcp_setup: libbpf-tools' tcptop joins the rounds if it starts here (it
+# attaches, then sleeps an interval between reports); else TCP_LT_WHY
+# gets its own last line, its exit status and libbpf's first word on it.
+tcp_setup() {
+	local pid i rc=0
+	[ -n "$LT_TCPTOP" ] || { TCP_LT_WHY="libbpf-tools has no tcptop"; return; }
+	"$LT_TCPTOP" -C 3600 >"$TMP/tcptop.out" 2>&1 &
+	pid=$!
+	for ((i = 0; i < 400; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		in_nanosleep "$pid" && break
+		sleep 0.005
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -INT "$pid" 2>/dev/null || true
+		await_exit "$pid"
+		TCP_CONDITIONS+=("lt|libbpf-tools tcptop -C 3600|sleep|$LT_TCPTOP -C 3600")
+		return
+	fi
+	wait "$pid" || rc=$?
+	TCP_LT_WHY="fails to start (exit $rc): \`$(grep -v '^libbpf:' "$TMP/tcptop.out" | tail -1)\`"
+	! grep -q '^libbpf:' "$TMP/tcptop.out" ||
+		TCP_LT_WHY+=", after \`$(grep -m1 '^libbpf:' "$TMP/tcptop.out")\`"
+}
+
+# in_nanosleep PID: it waits in nanosleep/clock_nanosleep.
+in_nanosleep() {
+	local nr
+	[[ "$(cat "/proc/$1/wchan" 2>/dev/null)" == *nanosleep* ]] && return 0
+	{ read -r nr _ <"/proc/$1/syscall"; } 2>/dev/null || return 1
+	case $(uname -m) in
+	x86_64) [ "$nr" = 35 ] || [ "$nr" = 230 ] ;;
+	aarch64) [ "$nr" = 101 ] || [ "$nr" = 115 ] ;;
+	*) return 1 ;;
+	esac
+}
+
+# tcp_run R KEY HOW CMD: one transfer under one condition; tcp.raw gets
+# "R key mbps seconds", tcp.progs "R key name/id ns runs misses" per
+# program, for the transfer alone.
+tcp_run() {
+	local r=$1 key=$2 how=$3 cmd=$4 res
+	if [ -n "$cmd" ]; then
+		if ! start_open_tracer "$cmd" "$how"; then
+			stop_tracer
+			return
+		fi
+		prog_stats "$TRACER" >"$TMP/tcp.before"
+	fi
+	res=$(taskset -c $WORK_CPU "$TCPLOAD" pair "$TCP_BYTES" --chunk $TCP_CHUNK 2>&1) ||
+		{ echo "bench: tcpload pair: $res" >&2; res=''; }
+	if [ -n "$cmd" ]; then
+		prog_stats "$TRACER" >"$TMP/tcp.after"
+		stop_tracer
+		awk -v p="$r $key" 'NR == FNR { t[$1] = $2; c[$1] = $3; m[$1] = $4; next }
+			{ print p, $1, $2 - t[$1], $3 - c[$1], $4 - m[$1] }' "$TMP/tcp.before" "$TMP/tcp.after" >>"$TMP/tcp.progs"
+	fi
+	[ -n "$res" ] || return 0
+	[ "$key" != tr ] || tcp_exact "$r" "$(sed -n 's/.*bytes=\([0-9]*\).*/\1/p' <<<"$res")"
+	echo "$r $key $(sed -n 's/.*mbps=\([0-9.]*\).*/\1/p' <<<"$res")" \
+		"$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' <<<"$res")" >>"$TMP/tcp.raw"
+}
+
+# tcp_exact R SENT: tcprcv -j prints one object per interval; per process,
+# its "read" summed over them. tcp.exact gets "R sent reader total lost":
+# the tcpload process whose sum is nearest the bytes sent (the reader:
+# exactly those), every process's read, and what tcprcv reported lost.
+tcp_exact() {
+	{ grep '^{' "$TMP/os.out" || true; } | jq -rs --argjson s "$2" --arg r "$1" '
+		([.[].rows[] | select(.comm == "tcpload")] | group_by(.pid) | map(map(.read) | add)
+			| min_by(. - $s | if . < 0 then -. else . end) // 0) as $reader
+		| "\($r) \($s) \($reader) \(map(.read) | add // 0) \(map(.lost) | add // 0)"' >>"$TMP/tcp.exact"
+}
+
+tcp_measure() {
+	local r k c key name how cmd
+	: >"$TMP/tcp.raw"
+	: >"$TMP/tcp.progs"
+	: >"$TMP/tcp.exact"
+	BPF_STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -q kernel.bpf_stats_enabled=1
+	for ((r = 1; r <= TCP_RUNS; r++)); do
+		for ((k = 0; k < ${#TCP_CONDITIONS[@]}; k++)); do
+			c=$(((k + r) % ${#TCP_CONDITIONS[@]}))
+			IFS='|' read -r key name how cmd <<<"${TCP_CONDITIONS[$c]}"
+			tcp_run "$r" "$key" "$how" "$cmd"
+		done
+	done
+	sysctl -q kernel.bpf_stats_enabled="$BPF_STATS_WAS"
+	BPF_STATS_WAS=''
+}
+
+tcp_row_name() { cond_name TCP_CONDITIONS "$1"; }
+
+# tcp_col KEY FIELD: FIELD (3 MB/s, 4 seconds) of KEY's runs;
+# tcp_ratios KEY: per round, KEY's rate over the round's untraced, in
+# round order; tcp_x KEY: their median, to 2 places ("" if none).
+tcp_col() { awk -v c="$1" -v f="$2" '$2 == c { print $f }' "$TMP/tcp.raw" 2>/dev/null; }
+tcp_ratios() {
+	awk -v c="$1" '$2 == "untraced" { b[$1] = $3 } $2 == c { v[$1] = $3 }
+		END { for (r in v) if (b[r] > 0) printf "%d %.3f\n", r, v[r] / b[r] }' "$TMP/tcp.raw" 2>/dev/null |
+		sort -n | cut -d' ' -f2
+}
+tcp_x() { tcp_ratios "$1" | median | awk '{ printf "%.2f", $1 }'; }
+
+tcp_table() {
+	local c key name x
+	echo "| condition | MB/s (median) | × untraced (median) | × untraced, round by round |"
+	echo "|---|---:|---:|---|"
+	for c in "${TCP_CONDITIONS[@]}"; do
+		IFS='|' read -r key name _ <<<"$c"
+		if [ "$key" = untraced ]; then
+			echo "| $name | $(tcp_col untraced 3 | median) | 1.00 | - |"
+			continue
+		fi
+		x=$(tcp_x "$key")
+		echo "| $name | $(tcp_col "$key" 3 | median) | ${x:-n/a} | $(tcp_ratios "$key" | awk '{ printf "%.2f\n", $1 }' | paste -sd ' ') |"
+	done
+	[ -z "$TCP_LT_WHY" ] || echo "| libbpf-tools tcptop | $TCP_LT_WHY | - | - |"
+}
+
+tcp_exact_table() {
+	local r s rd t l
+	echo "| round | bytes sent | tcprcv: the reader's read, summed over intervals | all processes' read | tcprcv's lost count |"
+	echo "|---:|---:|---:|---:|---:|"
+	while read -r r s rd t l; do
+		echo "| $r | $s | $rd$([ "$rd" = "$s" ] || echo ' **≠**') | $t | $l |"
+	done <"$TMP/tcp.exact"
+}
+
+# tcp_prog_ns KEY PATTERN: "NS (RUNS)" of KEY's program whose name
+# matches PATTERN: the median over rounds of its ns per run, its runs in
+# round 1; "-" if it never ran.
+tcp_prog_ns() {
+	local ns runs
+	ns=$(awk -v k="$1" -v p="$2" '$2 == k && $5 > 0 && $3 ~ p { print $4 / $5 }' "$TMP/tcp.progs" | median)
+	runs=$(awk -v k="$1" -v p="$2" '$1 == 1 && $2 == k && $3 ~ p { print $5 }' "$TMP/tcp.progs" | head -1)
+	if [ -n "$ns" ]; then printf '%.0f (%s)' "$ns" "${runs:-?}"; else echo -; fi
+}
+
+# What the transfer cost in BPF: per round, the tracer's programs' run
+# time in all over the transfer's time; the median over rounds.
+tcp_bpf_share() {
+	awk -v k="$1" 'NR == FNR { if ($2 == k) s[$1] = $4; next } $2 == k { t[$1] += $4 }
+		END { for (r in t) if (s[r] > 0) print 100 * t[r] / (s[r] * 1e9) }' "$TMP/tcp.raw" "$TMP/tcp.progs" |
+		median | awk '{ printf "%.2f%%", $1 } END { if (!NR) print "n/a" }'
+}
+
+tcp_cost_table() {
+	local c key others
+	echo "| tracer | tcp_probe program: ns per run (runs in round 1) | tcp_rcv_space_adjust program: ns per run (runs) | its other programs that ran: ns per run (runs) | BPF run time, % of the transfer's time | misses, all rounds |"
+	echo "|---|---:|---:|---|---:|---:|"
+	for c in "${TCP_CONDITIONS[@]}"; do
+		IFS='|' read -r key _ <<<"$c"
+		[ "$key" != untraced ] || continue
+		others=$(awk -v k="$key" '$2 == k && $5 > 0 && $3 !~ /probe|rcv_space/ { split($3, n, "/"); t[n[1]] += $4; c[n[1]] += $5 }
+			END { for (p in t) printf "%s %.0f ns (%d), ", p, t[p] / c[p], c[p] }' "$TMP/tcp.progs")
+		others=${others%, }
+		echo "| $(tcp_row_name "$key") | $(tcp_prog_ns "$key" probe) | $(tcp_prog_ns "$key" rcv_space) | ${others:--} |" \
+			"$(tcp_bpf_share "$key") | $(awk -v k="$key" '$2 == k { m += $6; n++ } END { print (n ? m : "n/a") }' "$TMP/tcp.progs") |"
+	done
+}
+
+tcp_targets() {
+	local k x a short
+	for k in tr trl; do
+		x=$(tcp_x "$k")
+		echo "| $(tcp_row_name "$k"): $TCP_BYTES over loopback in $TCP_CHUNK-byte writes, × untraced (median of $TCP_RUNS rounds) | ≥ 0.95 | ${x:-n/a} | $(verdict_ge "${x:-n/a}" 0.95) |"
+	done
+	short=$(awk '$3 != $2' "$TMP/tcp.exact" 2>/dev/null | grep -c . || true)
+	a=$(grep -c . "$TMP/tcp.exact" 2>/dev/null || true)
+	echo "| tcprcv -j: the reader's bytes read = bytes sent, summed over 1 s intervals, every round | $TCP_RUNS of $TCP_RUNS | $((a - short)) of $TCP_RUNS |" \
+		"$(if [ "$short" = 0 ] && [ "$a" = "$TCP_RUNS" ]; then echo met; else echo '**missed**'; fi) |"
+	budget_rows tcprcv binary
+}
+
+if [ "${TCP_ONLY:-}" != 1 ]; then
+	bio_setup || echo "bench: no loop device for biolat's counts: $BIO_WHY" >&2
+	[ -n "$LT_BIOLATENCY" ] || echo "bench: libbpf-tools has no biolatency: no column for it" >&2
+fi
 # The one-liner as users write it (bpftrace 0.17: args->), on the same disk.
 BPFTRACE_BIO="BEGIN { printf(\"attached\\n\"); }
 tracepoint:block:block_rq_issue /args->dev == $BIO_DEV/ { @start[args->dev, args->sector] = nsecs; }
@@ -924,10 +1137,36 @@ if [ "${BIO_ONLY:-}" = 1 ]; then
 	exit 0
 fi
 
-need bc bc
-need jq jq
 # phase WHAT: say on stderr what runs now, and since when the bench runs.
 phase() { echo "bench: [$((SECONDS - START)) s] $*" >&2; }
+# tcprcv's start-up rows: its banner is on stderr, its first table at 1 s;
+# a bpftrace one-liner on tcp_probe next to it.
+STARTUP+=("tcprcv|Hit Ctrl-C|$BUILD/tcprcv" "bpftrace tcp_probe one-liner|attached|bpftrace -e BPFTRACE_TCP")
+
+if [ "${TCP_ONLY:-}" = 1 ]; then
+	need jq jq
+	STARTUP=("${STARTUP[@]: -2}")
+	tcp_setup
+	phase "tcprcv: loopback throughput and cost per event ($TCP_RUNS rounds of $TCP_BYTES)..."
+	tcp_measure
+	phase "tcprcv: start-up..."
+	startup_table
+	echo
+	tcp_table
+	echo
+	tcp_exact_table
+	echo
+	tcp_cost_table
+	echo
+	echo "| target (benchmark issue) | limit | measured | verdict |"
+	echo "|---|---:|---:|---|"
+	tcp_targets
+	phase "done"
+	exit 0
+fi
+
+need bc bc
+need jq jq
 phase "overhead on /dev/zero reads (${#CONDITIONS[@]} conditions, $REPS rounds)..."
 measure zero
 phase "overhead on pipe reads (${#CONDITIONS[@]} conditions, $REPS rounds)..."
@@ -941,6 +1180,9 @@ if [ -n "$BIO_NAME" ]; then
 	phase "biolat: counts and cost per I/O on $BIO_NAME ($BIO_RUNS runs of $BIO_READS reads)..."
 	bio_measure
 fi
+tcp_setup
+phase "tcprcv: loopback throughput and cost per event ($TCP_RUNS rounds of $TCP_BYTES)..."
+tcp_measure
 phase "start-up and exit..."
 startup=$(startup_table)
 phase "growth..."
@@ -1083,24 +1325,60 @@ phase "done"
 		bio_cost_table
 	fi
 	echo
+	echo "## tcprcv: loopback throughput"
+	echo
+	echo "bench/tcpload's pair mode moves $TCP_BYTES over 127.0.0.1: the parent writes"
+	echo "it in $TCP_CHUNK-byte writes, its forked child reads it (64 KiB reads); both"
+	echo "pinned to CPU $WORK_CPU, MB/s from connect() to the child's exit. Every"
+	echo "condition runs once per round, $TCP_RUNS rounds, rotated; × untraced is the"
+	echo "median over rounds of the rate over the same round's untraced rate (the"
+	echo "next column lists them: the round-to-round spread is the host's noise)."
+	echo "The control (bench/tcpcount) holds raw tracepoint programs on tcp_probe"
+	echo "and tcp_rcv_space_adjust, tcprcv's two per-event tracepoints, that only"
+	echo "add one to a per-CPU counter: the cost of the tracepoints themselves."
+	echo "tcprcv runs as a user runs it, its reports going to a file; the bpftrace"
+	echo "one-liner is \`$(sed -n 2p <<<"$BPFTRACE_TCP")\`."
+	echo "kernel.bpf_stats_enabled is on in every traced run (for the cost table)."
+	echo
+	tcp_table
+	echo
+	echo "## tcprcv: exact bytes"
+	echo
+	echo "The same rounds: tcprcv -j prints a report every second; summed over"
+	echo "them, per process, the reader's bytes read must be the bytes sent, to the"
+	echo "byte. All processes' read includes the host's other TCP traffic."
+	echo
+	tcp_exact_table
+	echo
+	echo "## tcprcv: cost per event"
+	echo
+	echo "The same runs, with kernel.bpf_stats_enabled=1: each program's"
+	echo "run_time_ns and run_cnt, read just before and just after the transfer;"
+	echo "ns per run is the median over rounds of their differences' ratio. runs:"
+	echo "round 1's. tcp_probe runs for every segment TCP processes, the data"
+	echo "(GSO-sized over loopback) and the sender's ACKs; tcp_rcv_space_adjust"
+	echo "for every chunk a reader copies out. BPF run time: all the tracer's"
+	echo "programs' ns during the transfer, over its time (median over rounds);"
+	echo "the host's other TCP traffic runs them too."
+	echo
+	tcp_cost_table
+	echo
 	echo "## CO-RE at start-up (for biolat and tcprcv)"
 	echo
-	echo "The last two start-up rows load one tracepoint program with a single CO-RE"
-	echo "relocation (task->tgid, bench/core.bpf.c). Through libbpf, any relocation"
-	echo "makes it parse the whole kernel BTF (~11 MiB of RSS). Through a light"
-	echo "skeleton the kernel relocates (BPF_PROG_LOAD with CO-RE records, Linux"
-	echo "5.17+) and user space never reads the BTF. What that costs: light"
-	echo "skeletons load every program of the object (no autoload switch), so a"
-	echo "probe chain needs one object per probe flavour, tried in order; they do not"
-	echo "attach classic tracepoints (the runtime must: perf_event_open +"
-	echo "PERF_EVENT_IOC_SET_BPF); and kernels before 5.17 need the libbpf path as a"
-	echo "fallback. That was the plan for biolat and tcprcv; readlat needs no CO-RE."
-	echo "biolat took another way: it reads struct offsets from the kernel BTF with"
-	echo "a streaming reader (common/btf_fields.c) and hands them to its programs"
-	echo "as read-only data; its row in the start-up table shows what that costs."
-	echo
-	echo "## Not yet measured"
-	echo
-	echo "tcprcv (the benchmark issue) is measured here when it lands."
+	echo "The start-up table's two CO-RE probe rows load one tracepoint program with"
+	echo "a single CO-RE relocation (task->tgid, bench/core.bpf.c). Through libbpf,"
+	echo "any relocation makes it parse the whole kernel BTF (~11 MiB of RSS)."
+	echo "Through a light skeleton the kernel relocates (BPF_PROG_LOAD with CO-RE"
+	echo "records, Linux 5.17+) and user space never reads the BTF. What that"
+	echo "costs: light skeletons load every program of the object (no autoload"
+	echo "switch), so a probe chain needs one object per probe flavour, tried in"
+	echo "order; they do not attach classic tracepoints (the runtime must:"
+	echo "perf_event_open + PERF_EVENT_IOC_SET_BPF); and kernels before 5.17 need"
+	echo "the libbpf path as a fallback. That was the plan for biolat and tcprcv;"
+	echo "readlat needs no CO-RE."
+	echo "biolat and tcprcv took another way: they read struct offsets from the"
+	echo "kernel BTF with a streaming reader (common/btf_fields.c) and hand them to"
+	echo "their programs as read-only data; their rows in the start-up table show"
+	echo "what that costs."
 } >"$OUT"
 cat "$OUT"

@@ -3,8 +3,8 @@
 #ifndef TCPRCV_H
 #define TCPRCV_H
 
-#define TCPRCV_MAX_SOCKS 16384	/* TCP sockets followed at once (LRU beyond) */
-#define TCPRCV_MAX_KEYS 4096	/* closed sockets and shared reads per interval */
+#define TCPRCV_MAX_SOCKS 8192	/* TCP sockets followed at once (LRU beyond) */
+#define TCPRCV_MAX_KEYS 2048	/* closed sockets and shared reads per interval */
 #define TCPRCV_MAX_READERS 1024	/* -L -P: histograms (2 KiB each) per interval */
 #define TCPRCV_RING 16		/* -L: arrival times kept per socket (power of two) */
 #define TCPRCV_MAX_RINGS 4096	/* -L: sockets whose arrivals are kept (the most

@@ -17,7 +17,7 @@ bats_require_minimum_version 1.5.0
 TCPLOAD=$BUILD/tests/tcpload
 TCPRCV_PROGS='tcp_probe|rcv_space|set_state|exit_accept4|exit_accept|retransmit|destroy'
 KIB=1024
-ALL_ROWS=16384		# -r: the largest, so that no other traffic pushes ours out
+ALL_ROWS=8192		# -r: the largest, so that no other traffic pushes ours out
 
 setup() {
 	common_setup

@@ -317,7 +317,8 @@ int rcv_space(struct raw_tp_ctx *ctx)
 	struct tcprcv_sock *s = sock_get(sk);
 	struct tcprcv_final *f;
 
-	if (!s)
+	/* Left out by -4/-6/--lport/--rport: for good, whoever reads it. */
+	if (!s || (s->id.flags & SOCK_SKIP_TUPLE))
 		return 0;
 	if (!s->read_pid)
 		s->read_pid = pid;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "diag.h"
 #include "drain.h"
 
 /* Updating an ARRAY_OF_MAPS returns only after synchronize_rcu(): every
@@ -52,6 +53,18 @@ static void interval_merge(struct hist_interval *out, const struct hist_interval
 	out->lost_keys += cpu->lost_keys;
 	out->unmatched += cpu->unmatched;
 	out->missed_ends += cpu->missed_ends;
+}
+
+int drain_setup(struct drain *d, int intervals_fd, __u32 *cur, struct keyed_hist *keyed,
+		struct bpf_map *slot, struct bpf_map *a, struct bpf_map *b)
+{
+	int err = slot ? keyed_hist_init(keyed, slot, a, b) : 0;
+
+	if (!err)
+		err = drain_init(d, intervals_fd, cur, slot ? keyed : NULL);
+	if (err)
+		diag_error("cannot set up the interval maps: %s", strerror(-err));
+	return err;
 }
 
 int drain_interval(struct drain *d, struct hist_interval *out, struct keyed_snapshot *snap)

@@ -23,6 +23,10 @@ struct drain {
 };
 
 int drain_init(struct drain *d, int intervals_fd, __u32 *cur, struct keyed_hist *keyed);
+/* A tool's setup after load: the per-key maps @slot/@a/@b into @keyed
+ * (none when @slot is NULL), then the drain; a failure is reported. */
+int drain_setup(struct drain *d, int intervals_fd, __u32 *cur, struct keyed_hist *keyed,
+		struct bpf_map *slot, struct bpf_map *a, struct bpf_map *b);
 /* Move the current interval into @out (and the per-key histograms into
  * @snap when there are any); the kernel goes on into a zeroed one. */
 int drain_interval(struct drain *d, struct hist_interval *out, struct keyed_snapshot *snap);

@@ -4,6 +4,8 @@
 #include <sys/time.h>
 #include <time.h>
 #include "escape.h"
+#include "filter.h"
+#include "keyed.h"
 #include "output.h"
 
 const char *unit_label(enum hist_unit unit)
@@ -193,4 +195,26 @@ void output_hist(struct output *o, const struct key_field *key, int nkey,
 		json_hist(o, key, nkey, h, x);
 	else
 		text_hist(o, key, nkey, h, x);
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void output_hists_by_pid(struct output *o, struct keyed_snapshot *snap, int names_fd,
+			 const struct hist_extra *x)
+{
+	char comm[FILTER_COMM_LEN + 1];
+
+	keyed_sort(snap, by_pid);
+	for (size_t i = 0; i < snap->n; i++) {
+		__u32 pid = *(const __u32 *)keyed_key(snap, i);
+		struct key_field key[2] = { KEY_UINT("pid", pid), KEY_STRING("comm", comm) };
+
+		keyed_process_name(names_fd, pid, comm, sizeof(comm));
+		output_hist(o, key, 2, keyed_value(snap, i), x);
+	}
 }

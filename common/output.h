@@ -57,4 +57,10 @@ void output_hist(struct output *o, const struct key_field *key, int nkey,
 		 const struct hist *h, const struct hist_extra *x);
 void output_key_json(struct json *j, const struct key_field *key, int nkey);
 
+struct keyed_snapshot;
+/* One histogram per process: @snap's keys begin with a __u32 PID (sorted
+ * by it here), each named by bpf/names.bpf.h's map @names_fd. */
+void output_hists_by_pid(struct output *o, struct keyed_snapshot *snap, int names_fd,
+			 const struct hist_extra *x);
+
 #endif /* COMMON_OUTPUT_H */

@@ -19,7 +19,7 @@ UNIT_HDRS := $(wildcard tests/unit/*.h)
 # need libbpf).
 UNIT_LINK_hist := $(OUTPUT)/common/hist.o
 UNIT_LINK_json := $(OUTPUT)/common/json.o $(OUTPUT)/common/escape.o $(UNIT_DIR)/minijson.o
-UNIT_LINK_output := $(OUTPUT)/common/output.o $(OUTPUT)/common/hist.o \
+UNIT_LINK_output := $(OUTPUT)/common/output.o $(OUTPUT)/common/keyed.o $(OUTPUT)/common/hist.o \
 	$(OUTPUT)/common/json.o $(OUTPUT)/common/escape.o $(UNIT_DIR)/minijson.o
 UNIT_LINK_cli := $(OUTPUT)/common/cli.o
 UNIT_LINK_escape := $(OUTPUT)/common/escape.o $(OUTPUT)/common/diag.o \

@@ -275,22 +275,10 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 
 static int loaded(const struct run_config *rc, struct output *out)
 {
-	int err;
-
 	(void)rc;
 	(void)out;
-	if (opt.by) {
-		err = keyed_hist_init(&keyed, skel->maps.hists, skel->maps.hists_a, skel->maps.hists_b);
-		if (err) {
-			diag_error("cannot set up per-key histograms: %s", strerror(-err));
-			return err;
-		}
-	}
-	err = drain_init(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur,
-			 opt.by ? &keyed : NULL);
-	if (err)
-		diag_error("cannot set up the interval drain: %s", strerror(-err));
-	return err;
+	return drain_setup(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur, &keyed,
+			   opt.by ? skel->maps.hists : NULL, skel->maps.hists_a, skel->maps.hists_b);
 }
 
 /* The disk's name, from /sys/dev/block/MAJ:MIN (a link into /sys/devices). */

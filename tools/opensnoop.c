@@ -406,23 +406,16 @@ static int on_event(void *ctx, void *data, size_t size)
 /* -C and -L: the per-key maps (if any) and the interval drain. */
 static int setup_intervals(void)
 {
-	struct keyed_hist *k = NULL;
-	int err = 0;
+	struct bpf_map *slot = NULL, *a = NULL, *b = NULL;
 
 	if (opt.mode == OPENSNOOP_COUNT && opt.by == BY_FILE)
-		err = keyed_hist_init(k = &keyed, skel->maps.file_counts, skel->maps.file_counts_a,
-				      skel->maps.file_counts_b);
+		slot = skel->maps.file_counts, a = skel->maps.file_counts_a, b = skel->maps.file_counts_b;
 	else if (opt.mode == OPENSNOOP_COUNT)
-		err = keyed_hist_init(k = &keyed, skel->maps.counts, skel->maps.counts_a,
-				      skel->maps.counts_b);
+		slot = skel->maps.counts, a = skel->maps.counts_a, b = skel->maps.counts_b;
 	else if (opt.per_process)
-		err = keyed_hist_init(k = &keyed, skel->maps.hists, skel->maps.hists_a,
-				      skel->maps.hists_b);
-	if (!err)
-		err = drain_init(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur, k);
-	if (err)
-		diag_error("cannot set up the interval maps: %s", strerror(-err));
-	return err;
+		slot = skel->maps.hists, a = skel->maps.hists_a, b = skel->maps.hists_b;
+	return drain_setup(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur, &keyed,
+			   slot, a, b);
 }
 
 static int loaded(const struct run_config *rc, struct output *out)
@@ -549,31 +542,16 @@ static void report_counts(struct output *o, struct keyed_snapshot *snap, __u64 l
 	json_end(&j);
 }
 
-static int by_pid(const void *a, const void *b)
-{
-	const struct opensnoop_key *x = a, *y = b;
-
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
 static void report_latency(struct output *o, struct keyed_snapshot *snap, const struct hist_interval *iv)
 {
 	struct hist_extra x = { .errors = true, .lost = -1, .unmatched = -1 };
-	char comm[FILTER_COMM_LEN + 1];
 
 	if (!opt.per_process || !snap->n) {
 		output_hist(o, NULL, 0, &iv->hist, &x);
 		return;
 	}
 	x.lost = (long long)iv->lost_keys;
-	keyed_sort(snap, by_pid);
-	for (size_t i = 0; i < snap->n; i++) {
-		const struct opensnoop_key *k = keyed_key(snap, i);
-		struct key_field key[2] = { KEY_UINT("pid", k->pid), KEY_STRING("comm", comm) };
-
-		keyed_process_name(bpf_map__fd(skel->maps.names), k->pid, comm, sizeof(comm));
-		output_hist(o, key, 2, keyed_value(snap, i), &x);
-	}
+	output_hists_by_pid(o, snap, bpf_map__fd(skel->maps.names), &x);
 }
 
 static int report(struct output *out)

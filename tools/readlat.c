@@ -259,19 +259,10 @@ static int loaded(const struct run_config *rc, struct output *out)
 
 	config = rc;
 	events_out = out;
-	if (keyed_mode()) {
-		err = keyed_hist_init(&keyed, skel->maps.hists, skel->maps.hists_a, skel->maps.hists_b);
-		if (err) {
-			diag_error("cannot set up per-key histograms: %s", strerror(-err));
-			return err;
-		}
-	}
-	err = drain_init(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur,
-			 keyed_mode() ? &keyed : NULL);
-	if (err) {
-		diag_error("cannot set up the interval drain: %s", strerror(-err));
+	err = drain_setup(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur, &keyed,
+			  keyed_mode() ? skel->maps.hists : NULL, skel->maps.hists_a, skel->maps.hists_b);
+	if (err)
 		return err;
-	}
 	if (opt.mode != READLAT_SLOWER && opt.mode != READLAT_PER_FD)
 		return 0;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);

@@ -143,18 +143,21 @@ static int parse_port(const char *arg, __u16 *port, const char *name, struct run
 	return 0;
 }
 
+/* The index of @arg in @names[0..n), or -1 after a usage error that
+ * lists them ("expected a, b or c"). */
 static int parse_word(const char *arg, const char *const *names, int n, const char *what,
 		      struct run_config *rc)
 {
-	for (int i = 0; i < n; i++)
+	char list[128] = "";
+	size_t at = 0;
+
+	for (int i = 0; i < n; i++) {
 		if (!strcmp(arg, names[i]))
 			return i;
-	if (n == 3)
-		cli_error(rc, "invalid %s '%s': expected %s, %s or %s", what, arg, names[0], names[1],
-			  names[2]);
-	else
-		cli_error(rc, "invalid %s '%s': expected %s, %s, %s, %s or %s", what, arg, names[0],
-			  names[1], names[2], names[3], names[4]);
+		at += snprintf(list + at, sizeof(list) - at, "%s%s", i ? (i == n - 1 ? " or " : ", ") : "",
+			       names[i]);
+	}
+	cli_error(rc, "invalid %s '%s': expected %s", what, arg, list);
 	return -1;
 }
 
@@ -344,22 +347,16 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 
 static int loaded(const struct run_config *rc, struct output *out)
 {
-	struct keyed_hist *k = NULL;
-	int err = 0;
+	struct bpf_map *slot = NULL, *a = NULL, *b = NULL;
 
 	(void)rc;
 	(void)out;
 	if (opt.mode == MODE_TABLE)
-		err = keyed_hist_init(k = &keyed, skel->maps.closed, skel->maps.closed_a,
-				      skel->maps.closed_b);
+		slot = skel->maps.closed, a = skel->maps.closed_a, b = skel->maps.closed_b;
 	else if (opt.per_process)
-		err = keyed_hist_init(k = &keyed, skel->maps.hists, skel->maps.hists_a,
-				      skel->maps.hists_b);
-	if (!err)
-		err = drain_init(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur, k);
-	if (err)
-		diag_error("cannot set up the interval maps: %s", strerror(-err));
-	return err;
+		slot = skel->maps.hists, a = skel->maps.hists_a, b = skel->maps.hists_b;
+	return drain_setup(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur, &keyed,
+			   slot, a, b);
 }
 
 /* ---- The table: per-socket differences, summed per row. ---- */
@@ -728,18 +725,10 @@ out:
 	return err;
 }
 
-static int by_pid(const void *a, const void *b)
-{
-	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* -L and --rcv-time: one histogram, or one per reading process (-L -P). */
 static int report_hist(struct output *o)
 {
 	struct hist_extra x = { .errors = false, .lost = -1, .unmatched = -1 };
-	char comm[FILTER_COMM_LEN + 1];
 	struct keyed_snapshot snap = {};
 	struct hist_interval iv;
 	int err;
@@ -753,14 +742,7 @@ static int report_hist(struct output *o)
 		output_hist(o, NULL, 0, &iv.hist, &x);
 	} else {
 		x.lost = (long long)iv.lost_keys;
-		keyed_sort(&snap, by_pid);
-		for (size_t i = 0; i < snap.n; i++) {
-			__u32 pid = *(const __u32 *)keyed_key(&snap, i);
-			struct key_field key[2] = { KEY_UINT("pid", pid), KEY_STRING("comm", comm) };
-
-			keyed_process_name(bpf_map__fd(skel->maps.names), pid, comm, sizeof(comm));
-			output_hist(o, key, 2, keyed_value(&snap, i), &x);
-		}
+		output_hists_by_pid(o, &snap, bpf_map__fd(skel->maps.names), &x);
 	}
 	keyed_snapshot_free(&snap);
 	return 0;

@@ -59,6 +59,7 @@ struct session {
 	__u64 next_report, stop_at, next_thread_poll, next_stream_poll;
 	bool target_gone;
 	bool failed;		/* the tool's report failed: exit 1 */
+	struct bpf_link *filter_links[3];
 };
 
 enum wake { WAKE_NONE, WAKE_INTERVAL, WAKE_STOP, WAKE_TARGET_EXIT };
@@ -130,6 +131,56 @@ static int set_unit(struct session *s)
 	return 0;
 }
 
+/* The events after which bpf/filter.bpf.h asks -c (and -n with it) again:
+ * it keeps their answers per thread. The rename matters with -n. */
+static const struct {
+	const char *prog, *event;
+	bool with_comm_only;
+} filter_events[] = {
+	{ "filter_fork", "sched/sched_process_fork", false },
+	{ "filter_move", "cgroup/cgroup_attach_task", false },
+	{ "filter_rename", "task/task_rename", true },
+};
+
+static bool filter_event_needed(const struct run_config *rc, size_t i)
+{
+	return rc->cgroup && (!filter_events[i].with_comm_only || rc->comm[0]);
+}
+
+static int filter_events_autoload(struct session *s)
+{
+	for (size_t i = 0; i < sizeof(filter_events) / sizeof(filter_events[0]); i++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(s->obj, filter_events[i].prog);
+
+		if (!prog) {
+			diag_error("internal error: no BPF program '%s'", filter_events[i].prog);
+			return -1;
+		}
+		bpf_program__set_autoload(prog, filter_event_needed(s->rc, i));
+	}
+	return 0;
+}
+
+/* Before the tool's own probes: no answer is kept that these would not
+ * see change. */
+static int filter_events_attach(struct session *s)
+{
+	char msg[128];
+
+	for (size_t i = 0; i < sizeof(filter_events) / sizeof(filter_events[0]); i++) {
+		if (!filter_event_needed(s->rc, i))
+			continue;
+		s->filter_links[i] = bpf_program__attach(bpf_object__find_program_by_name(s->obj, filter_events[i].prog));
+		if (!s->filter_links[i]) {
+			libbpf_strerror(errno, msg, sizeof(msg));
+			diag_error("cannot attach raw tracepoint %s, which -c needs: %s", filter_events[i].event,
+				   msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int set_filters(struct session *s)
 {
 	const struct run_config *rc = s->rc;
@@ -151,7 +202,7 @@ static int set_filters(struct session *s)
 		diag_error("internal error: the BPF object lacks the filter of bpf/filter.bpf.h");
 		return -1;
 	}
-	return 0;
+	return filter_events_autoload(s);
 }
 
 static int set_cgroup_map(struct session *s)
@@ -507,6 +558,8 @@ static int load_and_attach(struct session *s)
 		return -1;
 	if (s->rc->self_cost)
 		s->stats_fd = selfcost_start();
+	if ((t->shared & SHARED_FILTERS) && filter_events_attach(s))
+		return -1;
 	return probes_attach(t, &s->probes, s->obj);
 }
 
@@ -525,6 +578,8 @@ static void banner(struct session *s)
 static void cleanup(struct session *s)
 {
 	probes_detach(s->tool, &s->probes);
+	for (size_t i = 0; i < sizeof(s->filter_links) / sizeof(s->filter_links[0]); i++)
+		bpf_link__destroy(s->filter_links[i]);
 	if (s->tool->close)
 		s->tool->close();
 	int fds[] = { s->target_fd, s->cgroup_fd, s->stats_fd, s->epoll_fd };

@@ -5,7 +5,7 @@
 
 load helpers
 
-READLAT_PROGS='enter_read|exit_read|enter_pread64|exit_pread64|enter_readv|exit_readv|enter_preadv|exit_preadv|enter_preadv2|exit_preadv2'
+READLAT_PROGS='filter_fork|filter_move|filter_rename|enter_read|exit_read|enter_pread64|exit_pread64|enter_readv|exit_readv|enter_preadv|exit_preadv|enter_preadv2|exit_preadv2'
 READLAT_MAPS='start_task|start_tid|hists_a|hists_b|readlat_.rodata|readlat_.bss'
 
 setup() { common_setup; }
@@ -105,6 +105,57 @@ DELAY=3000
 	stop_tool INT
 	rmdir "$cg"
 	jout '.count == 15'
+}
+
+# -n and -c answers are kept per thread (bpf/filter.bpf.h): the reads
+# before a rename or a cgroup move must not decide those after it.
+# two_phases NAME SETUP BETWEEN COUNT READLAT_ARGS... -- READLOAD_ARGS...:
+# the reader starts and SETUP runs (a command, or :); pinned to CPU 0
+# (where its answer is kept), it makes 40 reads, BETWEEN runs, it makes
+# 60 more in the same thread; readlat's count must be COUNT. This shell
+# and what it starts keep off CPU 0 meanwhile: a read of theirs there
+# would take the reader's place in the cache, and a stale answer would go
+# unseen.
+two_phases() {
+	local name=$1 setup=$2 between=$3 count=$4 tool=() pid mask
+	shift 4
+	mask=$(taskset -p $$ | awk '{ print $NF }')
+	[ "$(getconf _NPROCESSORS_ONLN)" -lt 2 ] || taskset -p -c 1 $$ >/dev/null
+	while [ "$1" != -- ]; do tool+=("$1"); shift; done
+	shift
+	rm -f "$T/go" "$T/hold" "$T/then"
+	start_load "$name" --source zero --first 40 --then "$T/then" --reads 60 "$@"
+	pid=${name}_PID
+	taskset -a -p -c 0 "${!pid}" >/dev/null
+	eval "$setup"
+	start_tool readlat -j "${tool[@]}"
+	go
+	wait_for "$T/$name.out" '^first-done'
+	eval "$between"
+	touch "$T/then"
+	wait_loads "$name"
+	stop_tool INT
+	taskset -p "$mask" $$ >/dev/null
+	jout ".count == $count"
+}
+
+@test "-n COMM: a thread renamed, by another thread or by itself, is judged by its new name from then on" {
+	two_phases A : : 60 -n rl_after -- --comm rl_before --rename rl_after
+	two_phases B : : 40 -n rl_after -- --comm rl_after --rename rl_other
+	two_phases C : : 60 -n rl_after -- --comm rl_before --rename-self rl_after
+	# with -c, whose answers (the name's with them) are kept
+	root=$(cgroup2_root) || skip "no cgroup2 mount"
+	two_phases D : : 60 -n rl_after -c "$root" -- --comm rl_before --rename rl_after
+	two_phases E : : 60 -n rl_after -c "$root" -- --comm rl_before --rename-self rl_after
+}
+
+@test "-c CGROUP: a process moved in or out is judged by its new cgroup from then on" {
+	root=$(cgroup2_root) || skip "no cgroup2 mount"
+	cg="$root/readlat-test-$$"
+	mkdir "$cg"
+	two_phases A : 'echo "$A_PID" > "$cg/cgroup.procs"' 60 -c "$cg" --
+	two_phases B 'echo "$B_PID" > "$cg/cgroup.procs"' 'echo "$B_PID" > "$root/cgroup.procs"' 40 -c "$cg" --
+	rmdir "$cg"
 }
 
 @test "-P: one histogram per process, keyed by pid and comm" {

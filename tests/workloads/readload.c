@@ -41,6 +41,15 @@
  *                    closes it. Every path is read through the same fd
  *                    number (the one in "fds="; the first file is opened
  *                    before "pid=" is printed). A path has no comma
+ *   --first N --then FILE  with --source zero: after --go, each reader
+ *                    first makes N reads, then main prints "first-done" and
+ *                    the readers wait for FILE before their --reads reads
+ *                    (the same threads: a test moves the process to
+ *                    another cgroup in between)
+ *   --rename NAME    with --first: main renames each reader NAME between
+ *                    the two (pthread_setname_np: another thread's name,
+ *                    through /proc), before "first-done"
+ *   --rename-self NAME  the same, each reader renaming itself (prctl)
  *   --go FILE, --hold FILE  see above
  */
 #include <errno.h>
@@ -62,11 +71,11 @@
 
 enum source { SRC_PIPE, SRC_ZERO, SRC_BADFD, SRC_FILES };
 
-static long reads = 100, delay_us = 1000, bad_reads, signal_us;
+static long reads = 100, delay_us = 1000, bad_reads, signal_us, first_reads;
 static int nthreads = 1, sa_restart = 1;
 static enum source source = SRC_PIPE;
 static const char *syscall_name = "read";
-static const char *go_file, *hold_file;
+static const char *go_file, *hold_file, *then_file, *rename_to, *rename_self;
 static char *thread_comms[MAX_THREADS];	/* --thread-comm, NULL: inherit */
 static int nthread_comms;
 static char *files[MAX_FILES];		/* --files */
@@ -78,7 +87,7 @@ struct reader {
 	pid_t tid;
 	const char *comm;	/* the name it gives itself, or NULL */
 	long eintr;		/* reads that failed EINTR (and were retried) */
-	volatile int ready, finished;
+	volatile int ready, finished, first_done;
 	volatile long want;	/* reads the reader has started */
 };
 
@@ -232,6 +241,16 @@ static void *reader_main(void *arg)
 	r->ready = 1;
 	while (!go)
 		sleep_us(200);
+	for (long i = 0; i < first_reads; i++) {
+		if (read(r->fd, buf, 1) != 1) {
+			perror("readload: read");
+			exit(1);
+		}
+	}
+	if (rename_self)
+		prctl(PR_SET_NAME, rename_self);
+	r->first_done = 1;
+	wait_file(then_file);
 	if (source == SRC_FILES)
 		read_files(r, buf);
 	for (long i = 0; i < reads && source != SRC_FILES; i++) {
@@ -277,7 +296,9 @@ static void usage(void)
 	fprintf(stderr, "usage: readload [--reads N] [--delay-us D] [--source pipe|zero|badfd|files]\n"
 			"  [--syscall read|pread64|readv|preadv] [--threads T] [--bad N]\n"
 			"  [--comm NAME] [--thread-comm NAME1,NAME2,...] [--signal-us US]\n"
-			"  [--sa-restart 1|0] [--files PATH1,PATH2,...] [--go FILE] [--hold FILE]\n"
+			"  [--sa-restart 1|0] [--files PATH1,PATH2,...] [--first N --then FILE]\n"
+			"  [--rename NAME | --rename-self NAME]\n"
+			"  [--go FILE] [--hold FILE]\n"
 			"(see the comment at the top of readload.c)\n");
 	exit(2);
 }
@@ -291,6 +312,8 @@ static void parse(int argc, char **argv)
 		{ "comm", 1, NULL, 'c' }, { "go", 1, NULL, 'g' }, { "hold", 1, NULL, 'h' },
 		{ "thread-comm", 1, NULL, 'T' }, { "signal-us", 1, NULL, 'k' },
 		{ "sa-restart", 1, NULL, 'R' }, { "files", 1, NULL, 'f' },
+		{ "first", 1, NULL, 'F' }, { "then", 1, NULL, 'n' },
+		{ "rename", 1, NULL, 'N' }, { "rename-self", 1, NULL, 'M' },
 		{},
 	};
 	int c;
@@ -315,6 +338,10 @@ static void parse(int argc, char **argv)
 				usage();
 			break;
 		case 'k': signal_us = atol(optarg); break;
+		case 'F': first_reads = atol(optarg); break;
+		case 'n': then_file = optarg; break;
+		case 'N': rename_to = optarg; break;
+		case 'M': rename_self = optarg; break;
 		case 'R': sa_restart = atoi(optarg); break;
 		case 'f':
 			if ((nfiles = split(optarg, files, MAX_FILES)) < 0)
@@ -325,7 +352,9 @@ static void parse(int argc, char **argv)
 	}
 	if (nthreads < 1 || nthreads > MAX_THREADS || reads < 0 || signal_us < 0 ||
 	    nthread_comms > nthreads || (source == SRC_FILES) != (nfiles > 0) ||
-	    (source == SRC_FILES && nthreads != 1))
+	    (source == SRC_FILES && nthreads != 1) || first_reads < 0 ||
+	    (first_reads && (source != SRC_ZERO || !then_file)) ||
+	    ((rename_to || rename_self) && !first_reads))
 		usage();
 	for (int i = 0; i < nthread_comms; i++)
 		readers[i].comm = thread_comms[i];
@@ -377,6 +406,18 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	wait_file(go_file);
 	go = 1;
+	if (first_reads) {
+		for (int i = 0; i < nthreads; i++)
+			while (!readers[i].first_done)
+				sleep_us(100);
+		for (int i = 0; rename_to && i < nthreads; i++)
+			if (pthread_setname_np(readers[i].thread, rename_to)) {
+				fprintf(stderr, "readload: cannot rename a reader\n");
+				return 1;
+			}
+		printf("first-done\n");
+		fflush(stdout);
+	}
 	if (signal_us)
 		pthread_join(signaler, NULL);	/* before the readers: see signaler_main */
 	for (int i = 0; i < nthreads; i++) {

@@ -113,6 +113,26 @@ test_cgroup() {
 	expect_eq count "$(summary_field count)" 15
 }
 
+# -c answers are kept per thread (bpf/filter.bpf.h): a process moved into
+# the cgroup between its 40 reads and its 60 is counted from the move.
+test_cgroup_move() {
+	cg=/sys/fs/cgroup/readlat-vmtest
+	mkdir "$cg" || fail "cannot create $cg"
+	start_load A --source zero --first 40 --then "$T/then" --reads 60
+	taskset -a -p -c 0 "$A_PID" >/dev/null
+	start_tool readlat -c "$cg"
+	go
+	wait_for "$T/A.out" '^first-done'
+	echo "$A_PID" > "$cg/cgroup.procs" || fail "cannot move $A_PID into $cg"
+	touch "$T/then"
+	wait_loads A
+	stop_tool INT
+	rm -f "$T/then"
+	rmdir "$cg"
+	expect_status 0
+	expect_eq count "$(summary_field count)" 60
+}
+
 test_per_process() {
 	start_load A --reads 20 --delay-us 2000 --comm rl_p1
 	start_load B --reads 30 --delay-us 1000 --comm rl_p2

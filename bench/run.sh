@@ -153,12 +153,13 @@ measure() {
 # clock sees vary from one load of the same programs to the next.
 PROG_ROWS="floor clock store limit readlat $FILTER_ROWS"
 
-# prog_counters PID: "id run_time_ns run_cnt" of each BPF program PID holds.
+# prog_counters PID: "id run_time_ns run_cnt recursion_misses" of each BPF
+# program PID holds.
 prog_counters() {
 	local f
 	for f in /proc/"$1"/fdinfo/*; do
 		awk '/^prog_id:/ { p = $2 } /^run_time_ns:/ { t = $2 } /^run_cnt:/ { c = $2 }
-			END { if (p != "" && c != "") print p, t, c }' "$f" 2>/dev/null || true
+			/^recursion_misses:/ { m = $2 } END { if (p != "" && c != "") print p, t, c, m + 0 }' "$f" 2>/dev/null || true
 	done | sort -u
 }
 
@@ -805,12 +806,8 @@ await_exit() {
 # prog_stats PID: "name/id run_time_ns run_cnt recursion_misses" of each
 # BPF program PID holds.
 prog_stats() {
-	local f id t c m
-	for f in /proc/"$1"/fdinfo/*; do
-		read -r id t c m < <(awk '/^prog_id:/ { p = $2 } /^run_time_ns:/ { t = $2 } /^run_cnt:/ { c = $2 }
-			/^recursion_misses:/ { m = $2 } END { if (p != "" && c != "") print p, t, c, m + 0 }' "$f" 2>/dev/null) || continue
-		echo "$id $t $c $m"
-	done | sort -u | while read -r id t c m; do
+	local id t c m
+	prog_counters "$1" | while read -r id t c m; do
 		echo "$(bpftool prog show id "$id" -j 2>/dev/null | jq -r '.name // empty' || true)/$id $t $c $m"
 	done
 }

@@ -92,10 +92,10 @@ static __always_inline bool traced_by_comm_and_cgroup(void)
  * a syscall starts: a filtered-out read paid 42 ns of BPF over two empty
  * programs for it, and 18 with this cache (6.18; -p: 6). An answer
  * changes only when its thread moves to another cgroup, or, with -n too,
- * is renamed; a thread id names another thread only after a fork. The programs below move gen on at
- * each of those events, and an answer holds for its generation. The fork
- * and the move bump after the change, so an answer read after the bump is
- * the new one. A rename's tracepoint runs before the name is written: a
+ * is renamed; a thread id names another thread only after a fork. The
+ * programs below move gen on at each of those events, and an answer holds
+ * for its generation. The fork and the move bump after the change, so an
+ * answer read after the bump is the new one. A rename's tracepoint runs before the name is written: a
  * thread renamed by another one (/proc/TID/comm, as pthread_setname_np
  * does) is not cached until FILTER_RENAMES later such renames have passed
  * (it is asked each time instead, as without the cache). -n alone asks

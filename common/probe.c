@@ -228,43 +228,53 @@ int probes_select(const struct tool *t, int only_kind, struct probe_set *ps)
 	return err;
 }
 
+int probe_autoload(struct bpf_object *obj, const char *name, bool load)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
+
+	if (!prog) {
+		diag_error("internal error: no BPF program '%s'", name);
+		return -ENOENT;
+	}
+	bpf_program__set_autoload(prog, load);
+	return 0;
+}
+
 int probes_autoload(const struct tool *t, const struct probe_set *ps, struct bpf_object *obj)
 {
-	for (int i = 0; i < t->nprobes; i++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(obj, t->probes[i].prog);
-
-		if (!prog) {
-			diag_error("internal error: no BPF program '%s'", t->probes[i].prog);
+	for (int i = 0; i < t->nprobes; i++)
+		if (probe_autoload(obj, t->probes[i].prog, ps->chosen[i]))
 			return -ENOENT;
-		}
-		bpf_program__set_autoload(prog, ps->chosen[i]);
-	}
 	return 0;
+}
+
+struct bpf_link *probe_attach(struct bpf_object *obj, const char *prog, enum probe_kind kind, const char *target)
+{
+	struct bpf_link *link = bpf_program__attach(bpf_object__find_program_by_name(obj, prog));
+	char msg[128];
+	int err;
+
+	if (link)
+		return link;
+	err = errno;
+	libbpf_strerror(-err, msg, sizeof(msg));
+	/* The kernel checks context reads against the record at attach. */
+	diag_error("cannot attach %s %s: %s%s", probe_kind_name(kind), target, msg,
+		   kind == PROBE_TRACEPOINT && err == EACCES ?
+		   " (the program reads past this tracepoint's record)" : "");
+	return NULL;
 }
 
 int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object *obj)
 {
-	char msg[128];
-
 	/* Last to first: a tool lists an operation's start before its end,
 	 * so every end is in place before the first start is recorded, and
 	 * the files the attach itself reads are never half-timed. */
 	for (int i = t->nprobes - 1; i >= 0; i--) {
 		const struct probe *p = &t->probes[i];
 
-		if (!ps->chosen[i])
-			continue;
-		ps->links[i] = bpf_program__attach(bpf_object__find_program_by_name(obj, p->prog));
-		if (!ps->links[i]) {
-			int err = errno;
-
-			libbpf_strerror(-err, msg, sizeof(msg));
-			/* The kernel checks context reads against the record at attach. */
-			diag_error("cannot attach %s %s: %s%s", probe_kind_name(p->kind), p->target, msg,
-				   p->kind == PROBE_TRACEPOINT && err == EACCES ?
-				   " (the program reads past this tracepoint's record)" : "");
+		if (ps->chosen[i] && !(ps->links[i] = probe_attach(obj, p->prog, p->kind, p->target)))
 			return -1;
-		}
 	}
 	return 0;
 }

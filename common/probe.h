@@ -27,6 +27,11 @@ int probe_tracepoint_access(const char *category_name, char *path, size_t len);
 int probes_select(const struct tool *t, int only_kind, struct probe_set *ps);
 /* Load only the chosen programs. */
 int probes_autoload(const struct tool *t, const struct probe_set *ps, struct bpf_object *obj);
+/* Load program @name of @obj or not; -ENOENT (said) if it has none. */
+int probe_autoload(struct bpf_object *obj, const char *name, bool load);
+/* Attach program @prog of @obj, a probe of @kind on @target; NULL, with
+ * one error line, if the kernel refuses. */
+struct bpf_link *probe_attach(struct bpf_object *obj, const char *prog, enum probe_kind kind, const char *target);
 /* Where bpf/start.bpf.h keeps a thread's start: task storage (Linux 5.11+,
  * kernel BTF) if this kernel has it, else the LRU hash; says so in --check. */
 bool probe_task_storage(void);

@@ -149,15 +149,9 @@ static bool filter_event_needed(const struct run_config *rc, size_t i)
 
 static int filter_events_autoload(struct session *s)
 {
-	for (size_t i = 0; i < sizeof(filter_events) / sizeof(filter_events[0]); i++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(s->obj, filter_events[i].prog);
-
-		if (!prog) {
-			diag_error("internal error: no BPF program '%s'", filter_events[i].prog);
+	for (size_t i = 0; i < sizeof(filter_events) / sizeof(filter_events[0]); i++)
+		if (probe_autoload(s->obj, filter_events[i].prog, filter_event_needed(s->rc, i)))
 			return -1;
-		}
-		bpf_program__set_autoload(prog, filter_event_needed(s->rc, i));
-	}
 	return 0;
 }
 
@@ -165,19 +159,11 @@ static int filter_events_autoload(struct session *s)
  * see change. */
 static int filter_events_attach(struct session *s)
 {
-	char msg[128];
-
-	for (size_t i = 0; i < sizeof(filter_events) / sizeof(filter_events[0]); i++) {
-		if (!filter_event_needed(s->rc, i))
-			continue;
-		s->filter_links[i] = bpf_program__attach(bpf_object__find_program_by_name(s->obj, filter_events[i].prog));
-		if (!s->filter_links[i]) {
-			libbpf_strerror(errno, msg, sizeof(msg));
-			diag_error("cannot attach raw tracepoint %s, which -c needs: %s", filter_events[i].event,
-				   msg);
+	for (size_t i = 0; i < sizeof(filter_events) / sizeof(filter_events[0]); i++)
+		if (filter_event_needed(s->rc, i) &&
+		    !(s->filter_links[i] = probe_attach(s->obj, filter_events[i].prog, PROBE_RAW_TRACEPOINT,
+							 filter_events[i].event)))
 			return -1;
-		}
-	}
 	return 0;
 }
 

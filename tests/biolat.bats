@@ -431,14 +431,7 @@ buckets_add_up() { hjout '(([.buckets[].count] | add) // 0) == .count'; }
 
 @test "bad input: one line on stderr, nothing on stdout, exit 2" {
 	loop_setup 8
-	while IFS='|' read -r args msg; do
-		run --separate-stderr timeout 10 "$BUILD/biolat" $args
-		echo "args: $args -> $status: $stderr"
-		[ "$status" -eq 2 ]
-		[ -z "$output" ]
-		[ "${#stderr_lines[@]}" -eq 1 ]
-		[[ "${stderr_lines[0]}" == "biolat: "*"$msg"* ]]
-	done <<'EOF_CASES'
+	usage_errors biolat <<'EOF_CASES'
 -d nosuchdisk|unknown disk 'nosuchdisk' for -d: expected one of
 -d ../x|unknown disk '../x'
 -d ..|unknown disk '..'

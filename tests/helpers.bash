@@ -139,6 +139,21 @@ tool_wait() {
 	wait_exit "$TOOL_JOB" || TOOL_STATUS=$?
 }
 
+# usage_errors TOOL: for each "ARGS|MESSAGE" line on stdin, TOOL ARGS must
+# exit 2 with nothing on stdout and one line on stderr, "TOOL: ...MESSAGE...".
+usage_errors() {
+	local tool=$1 args msg
+	while IFS='|' read -r args msg; do
+		# shellcheck disable=SC2086	# ARGS are words
+		run --separate-stderr timeout 10 "$BUILD/$tool" $args </dev/null
+		echo "args: $args -> $status: $stderr"
+		[ "$status" -eq 2 ]
+		[ -z "$output" ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ "${stderr_lines[0]}" == "$tool: "*"$msg"* ]]
+	done
+}
+
 # jq over the tool's JSON output: true if the filter holds for every object
 # it yields, and it yields at least one (jq -e alone judges only the last).
 jout() { jq -e -s "[.[] | $1] | length > 0 and all" "${@:2}" "$T/out"; }

@@ -203,13 +203,7 @@ count_path() { jq -s --arg p "$1" 'map(select(.path == $p)) | length' "${2:-$T/o
 }
 
 @test "bad input: one line on stderr, exit 2" {
-	while IFS='|' read -r args msg; do
-		run --separate-stderr timeout 10 "$BUILD/opensnoop" $args
-		echo "args: $args -> $status: $stderr"
-		[ "$status" -eq 2 ]
-		[ "${#stderr_lines[@]}" -eq 1 ]
-		[[ "${stderr_lines[0]}" == "opensnoop: "*"$msg"* ]]
-	done <<'EOF_CASES'
+	usage_errors opensnoop <<'EOF_CASES'
 -f O_BOGUS|unknown open flag 'O_BOGUS'
 -f O_RDONLY -f O_WRONLY|conflicts with the access mode
 --errno ENOPE|invalid errno 'ENOPE'
@@ -293,12 +287,7 @@ EOF_CASES
 }
 
 @test "-C and -L: usage errors" {
-	while IFS='|' read -r args msg; do
-		run --separate-stderr timeout 10 "$BUILD/opensnoop" $args
-		echo "args: $args -> $status: $stderr"
-		[ "$status" -eq 2 ]
-		[[ "${stderr_lines[0]}" == "opensnoop: "*"$msg"* ]]
-	done <<'EOF_CASES'
+	usage_errors opensnoop <<'EOF_CASES'
 -C -L|-C and -L cannot be combined
 --by file|--by and -r go with -C
 -r 5|--by and -r go with -C

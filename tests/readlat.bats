@@ -302,13 +302,7 @@ two_phases() {
 }
 
 @test "bad input: one line on stderr, exit 2" {
-	while IFS='|' read -r args msg; do
-		run timeout 10 "$BUILD/readlat" $args
-		echo "args: $args -> $status: $output"
-		[ "$status" -eq 2 ]
-		[ "${#lines[@]}" -eq 1 ]
-		[[ "${lines[0]}" == "readlat: "*"$msg"* ]]
-	done <<'EOF_CASES'
+	usage_errors readlat <<'EOF_CASES'
 -p abc|invalid PID 'abc'
 -p 0|invalid PID '0'
 -p -5|invalid PID '-5'

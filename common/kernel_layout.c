@@ -49,3 +49,15 @@ int kernel_layout_load(struct kernel_layout *l, const char *btf_path)
 	l->valid = 1;
 	return 0;
 }
+
+__u32 kernel_task_comm_offset(void)
+{
+	static const struct btf_want want[] = {
+		BTF_OFFSET(struct kernel_layout, task_comm, "task_struct", "comm"),
+	};
+	struct kernel_layout l;
+
+	if (btf_fields_load(want, 1, &l, NULL))
+		return 0;
+	return l.task_comm;
+}

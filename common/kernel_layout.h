@@ -51,6 +51,9 @@ extern const size_t kernel_layout_nwants;
 /* Fill @l from @btf_path, or the running kernel's BTF when NULL. Returns 0,
  * or a negative errno with l->valid = 0. */
 int kernel_layout_load(struct kernel_layout *l, const char *btf_path);
+/* Where a task's name is in the running kernel's task_struct, from its
+ * own BTF (a program may then read it in place); 0 without that BTF. */
+__u32 kernel_task_comm_offset(void);
 #endif
 
 #endif /* KERNEL_LAYOUT_H */

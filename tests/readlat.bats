@@ -81,15 +81,19 @@ DELAY=3000
 	wait_loads A
 }
 
+# C was named longer first (a kernel that does not pad leaves the old bytes
+# after the NUL); D's name begins with the filter's.
 @test "-n COMM: only threads with that name" {
 	start_load A --reads 25 --delay-us 2000 --comm rl_alpha
 	start_load B --reads 35 --delay-us 1000 --comm rl_beta
+	start_load C --reads 10 --delay-us 1000 --comm rl_alphabetical --comm rl_alpha
+	start_load D --reads 7 --delay-us 1000 --comm rl_alphabetical
 	start_tool readlat -j -n rl_alpha
 	go
-	wait_loads A B
+	wait_loads A B C D
 	stop_tool INT
 	[ "$TOOL_STATUS" -eq 0 ]
-	jout '.count == 25'
+	jout '.count == 35'
 }
 
 @test "-c CGROUP: only processes in that cgroup v2" {
@@ -439,6 +443,20 @@ EOF_CASES
 	wait_loads A
 	tool_wait
 	jout '.count == 30 and .p50 >= 1024 and .p50 < 4096'
+}
+
+@test "without kernel BTF: -n copies the name out to compare it, same counts" {
+	start_load A --reads 25 --delay-us 2000 --comm rl_alpha
+	start_load C --reads 10 --delay-us 1000 --comm rl_alphabetical --comm rl_alpha
+	start_load D --reads 7 --delay-us 1000 --comm rl_alphabetical
+	unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec '$BUILD/readlat' -j -n rl_alpha" > "$T/out" 2> "$T/err" &
+	TOOL_JOB=$!
+	watchdog "$TOOL_JOB"
+	wait_for "$T/err" 'Hit Ctrl-C to end'
+	go
+	wait_loads A C D
+	stop_tool INT
+	jout '.count == 35'
 }
 
 @test "--self-cost: run count and ns per event of each program" {

@@ -35,8 +35,10 @@ const volatile __u16 filter_rport = 0;
 #define AF_INET 2
 #define AF_INET6 10
 #define IPPROTO_TCP 6
+#define TCP_ESTABLISHED 1
 #define TCP_SYN_SENT 2
 #define TCP_SYN_RECV 3
+#define TCP_CLOSE_WAIT 8
 #define TCPHDR_FIN 0x01
 #define TCPHDR_SYN 0x02
 
@@ -163,6 +165,26 @@ static __always_inline void sock_drops(void *sk, struct tcprcv_sock *s)
 	s->drops_seen = d;
 }
 
+/* An accepted connection is made by tcp_rcv_state_process(), which takes
+ * in the data of the segment that made it (with TCP_DEFER_ACCEPT, the
+ * first data segment; without, a lost last ACK of the handshake) without
+ * tcp_probe. set_state() keeps rcv_nxt from before it; the next sight of
+ * the socket counts what came since, less a FIN (@fin). Data in a TCP Fast
+ * Open SYN is before that: counted in read, not in bytes. */
+static __always_inline void sock_unprobed(void *sk, struct tcprcv_sock *s, bool fin)
+{
+	__u32 len;
+
+	if (!(s->id.flags & SOCK_UNPROBED))
+		return;
+	s->id.flags &= ~SOCK_UNPROBED;
+	len = read_u32(sk, tcp.tp_rcv_nxt) - s->made_at - fin;
+	if ((__s32)len > 0 && !(s->id.flags & SOCK_SKIP)) {
+		s->c.segs++;
+		s->c.bytes += len;
+	}
+}
+
 /* Segments retransmitted since it was last seen: the kernel's own count,
  * which is what TcpRetransSegs adds up (a GSO packet is its segments; an
  * attempt that failed, traced with an error since 6.17, is none). */
@@ -194,6 +216,7 @@ static __always_inline void sock_final(void *sk, struct tcprcv_sock *s)
 	__u64 key = (__u64)sk;
 	struct tcprcv_final *f;
 
+	sock_unprobed(sk, s, false);
 	sock_drops(sk, s);
 	sock_retrans(sk, s);
 	f = table ? final_get(key, s->gen, 0) : NULL;
@@ -273,6 +296,8 @@ int tcp_probe(struct raw_tp_ctx *ctx)
 	if (!len)
 		return 0;	/* an ACK without data */
 	s = sock_get(sk);
+	if (s)
+		sock_unprobed(sk, s, false);	/* rcv_nxt: before this one */
 	if (!s || (s->id.flags & SOCK_SKIP))
 		return 0;
 	sock_drops(sk, s);
@@ -320,6 +345,7 @@ int rcv_space(struct raw_tp_ctx *ctx)
 	/* Left out by -4/-6/--lport/--rport: for good, whoever reads it. */
 	if (!s || (s->id.flags & SOCK_SKIP_TUPLE))
 		return 0;
+	sock_unprobed(sk, s, false);	/* a FIN would have moved the state */
 	if (!s->read_pid)
 		s->read_pid = pid;
 	sock_owned(s, pid);
@@ -342,19 +368,33 @@ int rcv_space(struct raw_tp_ctx *ctx)
 /* connect(2) starts a connection (process context: the connecting
  * process owns it); an accepted connection starts in SYN_RECV. A socket
  * tcprcv still has an entry for is starting over: its old counts are
- * final. */
+ * final. An accepted connection made (see sock_unprobed()) is followed
+ * from then on; a socket that leaves ESTABLISHED takes in what that
+ * left uncounted, less the FIN that moved it to CLOSE_WAIT. */
 SEC("raw_tp/inet_sock_set_state")
 int set_state(struct raw_tp_ctx *ctx)
 {
 	void *sk = (void *)ctx->args[0];
-	int newstate = (int)ctx->args[2];
+	int oldstate = (int)ctx->args[1], newstate = (int)ctx->args[2];
 	struct tcprcv_sock *s;
 	__u64 key = (__u64)sk;
 
-	if (newstate != TCP_SYN_SENT && newstate != TCP_SYN_RECV)
-		return 0;
 	if (read_u16(sk, tcp.sk_protocol) != IPPROTO_TCP)
 		return 0;
+	if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
+		s = sock_get(sk);
+		if (s) {
+			s->made_at = read_u32(sk, tcp.tp_rcv_nxt);
+			s->id.flags |= SOCK_UNPROBED;
+		}
+		return 0;
+	}
+	if (newstate != TCP_SYN_SENT && newstate != TCP_SYN_RECV) {
+		s = bpf_map_lookup_elem(&socks, &key);
+		if (s)
+			sock_unprobed(sk, s, newstate == TCP_CLOSE_WAIT);
+		return 0;
+	}
 	s = bpf_map_lookup_elem(&socks, &key);
 	if (s)
 		sock_final(sk, s);

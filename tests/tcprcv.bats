@@ -586,6 +586,27 @@ owner_rows() {
 	jout '.keys == 1 and .lost == 0 and .rows[0].pid == $p' --argjson p "$R_PID"
 }
 
+# With TCP_DEFER_ACCEPT the handshake's last ACK is dropped and the first
+# data segment makes the connection: TCP takes it in outside tcp_probe.
+@test "TCP_DEFER_ACCEPT: the data segment that makes the connection is counted, exactly" {
+	net_pair
+	serve A "$SRV" "$SRV4" --comm tr_one --defer-accept
+	serve B "$SRV" "$SRV4" --comm tr_many --defer-accept
+	send SA "$CLI" "$SRV4" "$A_PORT" 1000
+	send SB "$CLI" "$SRV4" "$B_PORT" $((300 * KIB))
+	start_tool tcprcv -j 30
+	go
+	served A 1000
+	served B $((300 * KIB))
+	sent SA SB
+	closed "$SRV" "$A_PORT"
+	closed "$SRV" "$B_PORT"
+	stop_tool INT
+	cat "$T/out"
+	exact_rx "$A_PID" 1000
+	exact_rx "$B_PID" $((300 * KIB))
+}
+
 @test "text: the table, the receiver's row, hostile names escaped; JSON strict" {
 	net_lo
 	B=1000000

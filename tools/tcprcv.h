@@ -48,6 +48,8 @@ enum tcprcv_sock_flags {
 	SOCK_SKIP = SOCK_SKIP_TUPLE | SOCK_SKIP_OWNER,	/* not counted */
 	SOCK_SHARED = 1 << 2,	/* read by more than one process: the reads of
 				 * others than read_pid go to the closed map */
+	SOCK_UNPROBED = 1 << 3,	/* accepted: the segment that made it may have
+				 * brought data that tcp_probe did not see */
 };
 
 /* A receive-queue arrival: data up to end_seq arrived at ts. */
@@ -66,7 +68,7 @@ struct tcprcv_sock {
 	__u32 copied;		/* copied_seq when last seen */
 	__u32 drops_seen;	/* sk_drops when last seen */
 	__u32 retrans_seen;	/* total_retrans when last seen */
-	__u32 pad;
+	__u32 made_at;		/* with SOCK_UNPROBED: rcv_nxt when it was made */
 	struct tcprcv_counts c;
 };
 

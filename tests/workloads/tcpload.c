@@ -42,12 +42,16 @@
  *   --rcvbuf BYTES     serve: SO_RCVBUF of the listener, set before listen()
  *                      so that every accepted socket inherits it
  *   --share, --hold FILE  serve: see above (only the parent holds)
+ *   --defer-accept     serve: TCP_DEFER_ACCEPT on the listener (as nginx's
+ *                      "deferred"): the connection is made by the first
+ *                      data segment, not by the handshake's last ACK
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +74,7 @@ enum mode { SERVE = 1, SEND = 2, PAIR = 4 };
 static const char *const usages[] = {
 	[0] = "tcpload serve|send|pair ... (see the comment at the top of tcpload.c)",
 	[SERVE] = "tcpload serve ADDR PORT [--conns N] [--read-size BYTES] [--sleep-us USEC] "
-		  "[--rcvbuf BYTES] [--share] [--comm NAME] [--go FILE] [--hold FILE]",
+		  "[--rcvbuf BYTES] [--share] [--defer-accept] [--comm NAME] [--go FILE] [--hold FILE]",
 	[SEND] = "tcpload send ADDR PORT BYTES [--chunk BYTES] [--sleep-us USEC] "
 		 "[--comm NAME] [--go FILE]",
 	[PAIR] = "tcpload pair BYTES [--chunk BYTES] [--read-size BYTES] [--addr ADDR]",
@@ -79,6 +83,7 @@ static const char *const usages[] = {
 static enum mode mode;
 static const char *addr = "127.0.0.1", *go_file, *hold_file;
 static long long nbytes, conns = 1, delay_us, rcvbuf;
+static int defer_accept;
 static long long read_size = DEFAULT_READ_SIZE, chunk = DEFAULT_CHUNK;
 static int share;
 static struct sockaddr_storage sa;	/* ADDR and PORT */
@@ -172,11 +177,11 @@ static void parse(int argc, char **argv)
 		{ "comm", 1, NULL, 'c' }, { "go", 1, NULL, 'g' }, { "sleep-us", 1, NULL, 's' },
 		{ "read-size", 1, NULL, 'r' }, { "chunk", 1, NULL, 'k' }, { "addr", 1, NULL, 'a' },
 		{ "conns", 1, NULL, 'n' }, { "rcvbuf", 1, NULL, 'R' }, { "share", 0, NULL, 'S' },
-		{ "hold", 1, NULL, 'h' }, {},
+		{ "hold", 1, NULL, 'h' }, { "defer-accept", 0, NULL, 'D' }, {},
 	};
 	/* The modes that take each option, in the order above. */
 	static const int modes[] = { SERVE | SEND, SERVE | SEND, SERVE | SEND, SERVE | PAIR,
-				     SEND | PAIR, PAIR, SERVE, SERVE, SERVE, SERVE };
+				     SEND | PAIR, PAIR, SERVE, SERVE, SERVE, SERVE, SERVE };
 	char name[16];
 	int c, i, nargs;
 
@@ -203,6 +208,7 @@ static void parse(int argc, char **argv)
 		case 'r': read_size = number(optarg, "--read-size", 1, MAX_IO, 1); break;
 		case 'R': rcvbuf = number(optarg, "--rcvbuf", 1, INT_MAX, 1); break;
 		case 'S': share = 1; break;
+		case 'D': defer_accept = 1; break;
 		case 'h': hold_file = optarg; break;
 		case 'k': chunk = number(optarg, "--chunk", 1, MAX_IO, 1); break;
 		case 'a': addr = optarg; break;
@@ -234,6 +240,9 @@ static int listener(int *port)
 		fail("setsockopt SO_REUSEADDR");
 	if (rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)))
 		fail("setsockopt SO_RCVBUF");
+	size = 30;		/* seconds */
+	if (defer_accept && setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &size, sizeof(size)))
+		fail("setsockopt TCP_DEFER_ACCEPT");
 	if (bind(fd, (struct sockaddr *)&sa, salen))
 		fail("bind");
 	if (listen(fd, BACKLOG))

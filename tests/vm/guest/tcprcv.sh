@@ -85,6 +85,30 @@ test_ipv6_exact() {
 	expect_eq "bytes received by the receiver" "$(row_sum bytes "$R_PID")" $((200 * KIB))
 }
 
+# TCP_DEFER_ACCEPT: the first data segment makes the connection, and TCP
+# takes it in outside tcp_probe (as when the handshake's last ACK is lost).
+test_defer_accept() {
+	net_up
+	serve A 127.0.0.1 --comm tr_one --defer-accept
+	serve B ::1 --comm tr_many --defer-accept
+	start_tool tcprcv -j 0.2
+	send SA 127.0.0.1 "$A_PORT" 1000
+	send SB ::1 "$B_PORT" $((200 * KIB))
+	go
+	wait_for "$T/A.out" '^read '
+	wait_for "$T/B.out" '^read '
+	wait_for "$T/SA.out" '^sent '
+	wait_for "$T/SB.out" '^sent '
+	finish
+	sleep 0.3	# the closes reach the kernel's destroy
+	stop_tool
+	expect_status 0
+	expect_eq "bytes received by A" "$(row_sum bytes "$A_PID")" 1000
+	expect_eq "bytes read by A" "$(row_sum read "$A_PID")" 1000
+	expect_eq "bytes received by B" "$(row_sum bytes "$B_PID")" $((200 * KIB))
+	expect_eq "bytes read by B" "$(row_sum read "$B_PID")" $((200 * KIB))
+}
+
 test_by_flow() {
 	transfer 127.0.0.1 $((100 * KIB)) --by flow --duration 30
 	expect_line out "\{\"pid\":$R_PID,\"comm\":\"tr_recv\",\"lport\":$R_PORT,\"family\":\"ipv4\",\"laddr\":\"127.0.0.1\",\"raddr\":\"127.0.0.1\",\"rport\":[0-9]+,\"segs\":[0-9]+,\"bytes\":$((100 * KIB)),\"read\":$((100 * KIB)),"

@@ -60,17 +60,22 @@ static __always_inline bool is_self(void)
  * left out by -n 10-15 ns more of BPF on 6.18. The mask keeps the name and
  * its NUL: what follows is not the name (a kernel that sets names with
  * strlcpy leaves a former, longer name's bytes there). */
-static __always_inline bool comm_matches(void)
+static __always_inline bool comm_is(const __u64 *comm)
 {
-	__u64 copy[FILTER_COMM_LEN / 8] = {};
-	const __u64 *comm = copy;
-
-	if (filter_comm_at)
-		comm = (const void *)bpf_get_current_task_btf() + filter_comm_at;
-	else
-		bpf_get_current_comm(copy, sizeof(copy));
 	return (comm[0] & filter_comm_mask[0]) == filter_comm[0] &&
 	       (comm[1] & filter_comm_mask[1]) == filter_comm[1];
+}
+
+static __always_inline bool comm_matches(void)
+{
+	if (filter_comm_at) {
+		return comm_is((const void *)bpf_get_current_task_btf() + filter_comm_at);
+	} else {
+		__u64 copy[FILTER_COMM_LEN / 8] = {};
+
+		bpf_get_current_comm(copy, sizeof(copy));
+		return comm_is(copy);
+	}
 }
 
 /* The process and thread filters alone: the cheap part of traced(). */

@@ -369,8 +369,8 @@ int rcv_space(struct raw_tp_ctx *ctx)
  * process owns it); an accepted connection starts in SYN_RECV. A socket
  * tcprcv still has an entry for is starting over: its old counts are
  * final. An accepted connection made (see sock_unprobed()) is followed
- * from then on; a socket that leaves ESTABLISHED takes in what that
- * left uncounted, less the FIN that moved it to CLOSE_WAIT. */
+ * from then on; when it leaves ESTABLISHED it takes in what that left
+ * uncounted, less the FIN that moved it to CLOSE_WAIT. */
 SEC("raw_tp/inet_sock_set_state")
 int set_state(struct raw_tp_ctx *ctx)
 {
@@ -378,21 +378,25 @@ int set_state(struct raw_tp_ctx *ctx)
 	int oldstate = (int)ctx->args[1], newstate = (int)ctx->args[2];
 	struct tcprcv_sock *s;
 	__u64 key = (__u64)sk;
+	bool made;
 
+	if (oldstate == TCP_ESTABLISHED) {	/* entries are TCP sockets */
+		s = bpf_map_lookup_elem(&socks, &key);
+		if (s)
+			sock_unprobed(sk, s, newstate == TCP_CLOSE_WAIT);
+		return 0;
+	}
+	made = newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV;
+	if (!made && newstate != TCP_SYN_SENT && newstate != TCP_SYN_RECV)
+		return 0;
 	if (read_u16(sk, tcp.sk_protocol) != IPPROTO_TCP)
 		return 0;
-	if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
+	if (made) {
 		s = sock_get(sk);
 		if (s) {
 			s->made_at = read_u32(sk, tcp.tp_rcv_nxt);
 			s->id.flags |= SOCK_UNPROBED;
 		}
-		return 0;
-	}
-	if (newstate != TCP_SYN_SENT && newstate != TCP_SYN_RECV) {
-		s = bpf_map_lookup_elem(&socks, &key);
-		if (s)
-			sock_unprobed(sk, s, newstate == TCP_CLOSE_WAIT);
 		return 0;
 	}
 	s = bpf_map_lookup_elem(&socks, &key);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Field offsets of kernel structs, read from kernel BTF (kernel_layout.h). */
+#include <stddef.h>
 #include <string.h>
 #include <linux/types.h>
 #include "btf_fields.h"
@@ -50,14 +51,13 @@ int kernel_layout_load(struct kernel_layout *l, const char *btf_path)
 	return 0;
 }
 
+/* The one want of the table above, alone: the pass then stops at task_struct. */
 __u32 kernel_task_comm_offset(void)
 {
-	static const struct btf_want want[] = {
-		BTF_OFFSET(struct kernel_layout, task_comm, "task_struct", "comm"),
-	};
 	struct kernel_layout l;
 
-	if (btf_fields_load(want, 1, &l, NULL))
-		return 0;
-	return l.task_comm;
+	for (size_t i = 0; i < kernel_layout_nwants; i++)
+		if (kernel_layout_wants[i].field == offsetof(struct kernel_layout, task_comm))
+			return btf_fields_load(&kernel_layout_wants[i], 1, &l, NULL) ? 0 : l.task_comm;
+	return 0;
 }

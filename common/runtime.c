@@ -143,6 +143,10 @@ static const struct {
 	{ "filter_rename", "task/task_rename", true },
 };
 
+#define FILTER_EVENTS (sizeof(filter_events) / sizeof(filter_events[0]))
+_Static_assert(FILTER_EVENTS == sizeof(((struct session *)0)->filter_links) /
+			       sizeof(struct bpf_link *), "a link for each filter event");
+
 static bool filter_event_needed(const struct run_config *rc, size_t i)
 {
 	return rc->cgroup && (!filter_events[i].with_comm_only || rc->comm[0]);
@@ -150,7 +154,7 @@ static bool filter_event_needed(const struct run_config *rc, size_t i)
 
 static int filter_events_autoload(struct session *s)
 {
-	for (size_t i = 0; i < sizeof(filter_events) / sizeof(filter_events[0]); i++)
+	for (size_t i = 0; i < FILTER_EVENTS; i++)
 		if (probe_autoload(s->obj, filter_events[i].prog, filter_event_needed(s->rc, i)))
 			return -1;
 	return 0;
@@ -160,7 +164,7 @@ static int filter_events_autoload(struct session *s)
  * see change. */
 static int filter_events_attach(struct session *s)
 {
-	for (size_t i = 0; i < sizeof(filter_events) / sizeof(filter_events[0]); i++)
+	for (size_t i = 0; i < FILTER_EVENTS; i++)
 		if (filter_event_needed(s->rc, i) &&
 		    !(s->filter_links[i] = probe_attach(s->obj, filter_events[i].prog, PROBE_RAW_TRACEPOINT,
 							 filter_events[i].event)))
@@ -570,7 +574,7 @@ static void banner(struct session *s)
 static void cleanup(struct session *s)
 {
 	probes_detach(s->tool, &s->probes);
-	for (size_t i = 0; i < sizeof(s->filter_links) / sizeof(s->filter_links[0]); i++)
+	for (size_t i = 0; i < FILTER_EVENTS; i++)
 		bpf_link__destroy(s->filter_links[i]);
 	if (s->tool->close)
 		s->tool->close();

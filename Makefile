@@ -2,13 +2,21 @@
 # Adding a tool: bpf/<tool>.bpf.c, tools/<tool>.c (+ tools/<tool>.h), and its name here.
 TOOLS := readlat opensnoop biolat tcprcv
 
-VERSION ?= 0.1.0
 SHELL := /bin/bash
 OUTPUT ?= build
 ARCH ?= x86
 PREFIX ?= /usr/local
 DESTDIR ?=
 STATIC ?= 1
+# The source tarball's VERSION file, or git describe (packaging/version.sh);
+# make VERSION=x overrides it.
+ifneq ($(origin VERSION),command line)
+VERSION := $(shell packaging/version.sh 2>/dev/null)
+ifeq ($(VERSION),)
+$(warning no version: neither a VERSION file nor a git checkout (make VERSION=...))
+VERSION := unknown
+endif
+endif
 
 CC ?= cc
 CLANG ?= clang
@@ -18,10 +26,13 @@ LLVM_STRIP ?= llvm-strip
 # CFLAGS/CPPFLAGS/LDFLAGS are the user's (make CFLAGS=...); what the code
 # needs is added apart so that overriding them cannot drop it.
 CFLAGS ?= -O2 -g
-override CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DTOOLS_VERSION='"$(VERSION)"'
+# Paths relative to the tree, in debug info and BPF line info alike, so
+# that two checkouts of one commit build the same bytes.
+REPRO_FLAGS := -ffile-prefix-map=$(CURDIR)=.
+override CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE $(REPRO_FLAGS)
 override CPPFLAGS += -Icommon -Itools -I$(OUTPUT)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-	-Ivmlinux/$(ARCH) -Icommon -Ibpf -Itools
+	$(REPRO_FLAGS) -Ivmlinux/$(ARCH) -Icommon -Ibpf -Itools
 
 ifeq ($(STATIC),1)
 LDLIBS += -static -Wl,--start-group -lbpf -lelf -lz -lzstd -Wl,--end-group -lm
@@ -29,7 +40,7 @@ else
 LDLIBS += -lbpf -lelf -lz -lm
 endif
 
-COMMON_SRCS := $(wildcard common/*.c)
+COMMON_SRCS := $(sort $(wildcard common/*.c))	# sorted: one link order everywhere
 COMMON_OBJS := $(COMMON_SRCS:common/%.c=$(OUTPUT)/common/%.o)
 COMMON_HDRS := $(wildcard common/*.h)
 BPF_HDRS := $(wildcard bpf/*.h)
@@ -43,7 +54,7 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all clean test unit-test bats-test install vmlinux workloads bench vm-test
+.PHONY: all clean test unit-test bats-test install uninstall vmlinux workloads bench vm-test
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -61,6 +72,15 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@
 
+# What --version prints, rewritten only when it changes (a new commit,
+# STATIC=0), so that cli.o and the tools follow.
+$(OUTPUT)/version.h: FORCE | $(OUTPUT)
+	$(Q)printf '#define TOOLS_VERSION "%s"\n#define TOOLS_STATIC %d\n' \
+		'$(VERSION)' $(if $(filter 1,$(STATIC)),1,0) > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+$(OUTPUT)/common/cli.o: $(OUTPUT)/version.h
+.PHONY: FORCE
+
 $(OUTPUT)/common/%.o: common/%.c $(COMMON_HDRS) | $(OUTPUT)/common
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -73,19 +93,77 @@ $(OUTPUT)/%: $(OUTPUT)/%.o $(COMMON_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# The release tarball takes the shell completions (completion/completion.mk).
+RELEASE_COMPLETIONS := completions
+include packaging/release.mk
+
 # Regenerate the committed vmlinux.h from this machine's kernel BTF.
 vmlinux:
 	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
 
+# Where make install puts things (all under DESTDIR). APP_PREFIX goes
+# before every installed tool's name, its man page's and the name inside
+# that page, so that the tools can stand beside others of the same name
+# (Debian's libbpf-tools has an opensnoop in /usr/sbin too): with
+# APP_PREFIX=tt- they are tt-opensnoop and man tt-opensnoop.
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+APP_PREFIX ?=
+
+# The fleet units (contrib/systemd), their ExecStart= naming the tools
+# where this install puts them: made here, from SBINDIR and APP_PREFIX.
+# The unit names stay <tool>-metrics.service whatever APP_PREFIX is. For
+# PREFIX=/usr (a package) where this system's systemd keeps its units;
+# else under PREFIX, where systemd looks too (/usr/local/lib/systemd/
+# system), never over a package's. None on a system without systemd.
+SYSTEMD_PACKAGE_UNITDIR := $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null)
+SYSTEMD_UNITDIR ?= $(if $(SYSTEMD_PACKAGE_UNITDIR),$(if $(filter /usr,$(PREFIX)),$(SYSTEMD_PACKAGE_UNITDIR),$(PREFIX)/lib/systemd/system))
+
+INSTALLED_BINS := $(TOOLS:%=$(DESTDIR)$(SBINDIR)/$(APP_PREFIX)%)
+INSTALLED_MANS := $(TOOLS:%=$(DESTDIR)$(MANDIR)/man8/$(APP_PREFIX)%.8)
+INSTALLED_UNITS := $(if $(SYSTEMD_UNITDIR),$(TOOLS:%=$(DESTDIR)$(SYSTEMD_UNITDIR)/%-metrics.service))
+
+# A page names its tool in .TH, in NAME (what whatis and apropos list),
+# on the lines that are the command alone (.B tool), on those that start
+# with it (examples, and the sentences whose subject it is) and in SEE
+# ALSO (tool(8)); those carry the installed names, the rest of the text
+# (metric names, messages) is the tool's own.
+ifneq ($(shell printf %s '$(APP_PREFIX)' | tr -d 'A-Za-z0-9._-'),)
+$(error APP_PREFIX=$(APP_PREFIX): letters, digits, '.', '_' and '-' only)
+endif
+MAN_REFS := $(foreach u,$(TOOLS),-e 's/\<$(u)(8)/$(APP_PREFIX)$(u)(8)/g')
+
 install: $(BINS)
-	$(Q)install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
-	$(Q)install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/sbin/
-	$(Q)install -m 0644 $(TOOLS:%=man/%.8) $(DESTDIR)$(PREFIX)/share/man/man8/
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8
+	$(Q)for t in $(TOOLS); do \
+		n=$(APP_PREFIX)$$t; N=$$(printf %s "$$n" | tr a-z A-Z); \
+		install -m 0755 $(OUTPUT)/$$t $(DESTDIR)$(SBINDIR)/$$n && \
+		sed -e "s/^\.TH [^ ]* /.TH $$N /" -e "/^\.SH NAME/{n;s/^$$t /$$n /;}" \
+			-e "s/^\.B $$t\$$/.B $$n/" -e "s/^$$t /$$n /" $(MAN_REFS) \
+			man/$$t.8 > $(DESTDIR)$(MANDIR)/man8/$$n.8 && \
+		chmod 0644 $(DESTDIR)$(MANDIR)/man8/$$n.8 || exit 1; \
+	done
+ifneq ($(SYSTEMD_UNITDIR),)
+	$(Q)install -d $(DESTDIR)$(SYSTEMD_UNITDIR)
+	$(Q)for t in $(TOOLS); do \
+		n=$(APP_PREFIX)$$t; u=$(DESTDIR)$(SYSTEMD_UNITDIR)/$$t-metrics.service; \
+		sed -e "s|/usr/local/sbin/$$t |$(SBINDIR)/$$n |" -e "s|man:$$t(8)|man:$$n(8)|" \
+			contrib/systemd/$$t-metrics.service > $$u && \
+		chmod 0644 $$u || exit 1; \
+	done
+endif
+
+# Removes what install put there, with the same variables; the
+# directories stay (they are the system's: /usr/local/sbin, man8).
+uninstall:
+	$(Q)rm -f $(INSTALLED_BINS) $(INSTALLED_MANS) $(INSTALLED_UNITS)
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
 include tests/tests.mk
+include packaging/deb.mk
 include bench/bench.mk
+include completion/completion.mk

@@ -7,7 +7,8 @@
 #   TCP_BYTES (default 1G) tune the run time.
 #   BIO_ONLY=1 runs only biolat's part and prints its tables, RESULTS.md
 #   untouched; TCP_ONLY=1 the same for tcprcv's, READLAT_ONLY=1 for readlat's
-#   per-read rows.
+#   per-read rows, METRICS_ONLY=1 for the fleet-metrics rows
+#   (bench/metrics.sh).
 set -euo pipefail
 START=$SECONDS
 cd "$(dirname "$0")/.."
@@ -1245,6 +1246,18 @@ measure_stats() {
 	BPF_STATS_WAS=''
 }
 
+# shellcheck source=bench/metrics.sh
+. bench/metrics.sh
+if [ "${METRICS_ONLY:-}" = 1 ]; then
+	need jq jq
+	phase "fleet metrics: cost by output mode ($REPS rounds)..."
+	measure_modes
+	phase "fleet metrics: CPU per report, freshness..."
+	metrics_section
+	phase "done"
+	exit 0
+fi
+
 if [ "${READLAT_ONLY:-}" = 1 ]; then
 	phase "overhead on /dev/zero reads (${#CONDITIONS[@]} conditions, $REPS rounds)..."
 	measure zero
@@ -1291,6 +1304,9 @@ phase "growth..."
 growth=$(growth_table)
 phase "exactness..."
 exact=$(exact_table)
+phase "fleet metrics: cost by output mode ($REPS rounds), CPU per report, freshness..."
+measure_modes
+metrics=$(metrics_section)
 phase "done"
 
 {
@@ -1485,6 +1501,8 @@ phase "done"
 	echo "the host's other TCP traffic runs them too."
 	echo
 	tcp_cost_table
+	echo
+	echo "$metrics"
 	echo
 	echo "## CO-RE at start-up (for biolat and tcprcv)"
 	echo

@@ -34,6 +34,15 @@ KEYED_HIST_MAP(hists_a, struct biolat_key, BIOLAT_MAX_KEYS);
 KEYED_HIST_MAP(hists_b, struct biolat_key, BIOLAT_MAX_KEYS);
 KEYED_HIST_SLOT(hists, hists_a);
 
+/* I/Os whose completion no program saw, per histogram key, over the whole
+ * run (user space reports each interval's growth). Preallocated. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BIOLAT_MAX_KEYS);
+	__type(key, struct biolat_key);
+	__type(value, __u64);
+} lost SEC(".maps");
+
 /* The request's disk, as a kernel dev_t (its gendisk's first minor). */
 static __always_inline __u32 rq_dev(void *rq)
 {
@@ -63,6 +72,43 @@ static __always_inline void rq_first_seen(struct rq_entry *e, __u32 dev)
 	e->skip = by_submitter && !traced();
 }
 
+/* The histogram @e's I/O is counted in. */
+static __always_inline struct biolat_key key_of(const struct rq_entry *e)
+{
+	struct biolat_key key = {};
+
+	if (by & BY_DISK)
+		key.dev = e->dev;
+	if (by & BY_FLAGS)
+		key.flags = e->flags;
+	return key;
+}
+
+/* @e's I/O completed unseen: lost, in its own histogram's count; where
+ * no histogram can be named (the disk unread, the map full), in the
+ * run's remainder. Each such I/O is found once, here. */
+static __always_inline void lost_add(const struct rq_entry *e)
+{
+	struct biolat_key key = key_of(e);
+	__u64 one = 1, *n;
+
+	if ((by & BY_DISK) && !key.dev) {
+		__sync_fetch_and_add(&totals.lost_unattributed, 1);
+		return;
+	}
+	n = bpf_map_lookup_elem(&lost, &key);
+	if (!n) {
+		/* Made, or made meanwhile by another CPU (-EEXIST): add to it. */
+		if (!bpf_map_update_elem(&lost, &key, &one, BPF_NOEXIST))
+			return;
+		n = bpf_map_lookup_elem(&lost, &key);
+	}
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else
+		__sync_fetch_and_add(&totals.lost_unattributed, 1);
+}
+
 /* The entry of the request in insert/issue's arguments, made if new
  * (NULL: not traced, another disk). An entry that was issued and not
  * requeued belongs to an earlier I/O of the same struct request, whose
@@ -71,7 +117,6 @@ static __always_inline void rq_first_seen(struct rq_entry *e, __u32 dev)
  * counted, never silent, and the entry starts over for this I/O. */
 static __always_inline struct rq_entry *rq_entry(struct raw_tp_ctx *ctx, void **rq, __u64 now)
 {
-	struct hist_interval *iv;
 	struct rq_entry *e;
 	__u32 dev = 0;
 	bool created;
@@ -87,11 +132,8 @@ static __always_inline struct rq_entry *rq_entry(struct raw_tp_ctx *ctx, void **
 	if (!created) {
 		if (!e->ended && (!e->issued || e->requeued))
 			return e;	/* inserted, or requeued: the same I/O */
-		if (!e->ended) {
-			iv = interval_now();
-			if (iv && !e->skip)
-				iv->missed_ends++;
-		}
+		if (!e->ended && !e->skip)
+			lost_add(e);
 		/* A new I/O of the same struct request, in its slot. */
 		e->born = now;
 		e->ended = 0;
@@ -114,6 +156,62 @@ int rq_requeue(struct raw_tp_ctx *ctx)
 	e = (struct rq_entry *)inflight_find(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)rq);
 	if (e)
 		e->requeued = 1;
+	return 0;
+}
+
+/* The request @next was merged into, or NULL: the kernel's attempt_merge()
+ * has just made it q->last_merge (elv_merge_requests()) and appended
+ * @next's bios to it, so the two end with the same bio. */
+static __always_inline void *merged_into(void *next)
+{
+	void *req, *tail;
+
+	if (blk.q_last_merge == BIOLAT_NO_FIELD || blk.rq_biotail == BIOLAT_NO_FIELD)
+		return NULL;
+	req = read_ptr(read_ptr(next, blk.rq_q), blk.q_last_merge);
+	tail = read_ptr(next, blk.rq_biotail);
+	if (!req || req == next || !tail || read_ptr(req, blk.rq_biotail) != tail)
+		return NULL;
+	return req;
+}
+
+/* A request inserted and not yet issued is merged into another one and
+ * freed: it will never complete, and its struct request comes back for
+ * a new I/O, which must not inherit its start or submitter. Its slot is
+ * ended here. What it carried now completes with the request it joined:
+ * that one is timed from the earlier of the two insertions (with -Q; the
+ * kernel keeps the earlier start_time_ns too) and counted if either
+ * part's submitter passes the filters. */
+SEC("raw_tp/block_rq_merge")
+int rq_merge(struct raw_tp_ctx *ctx)
+{
+	void *next = (void *)(blk.rq_arg ? ctx->args[1] : ctx->args[0]);
+	struct rq_entry *n, *s, v;
+	void *req;
+
+	n = (struct rq_entry *)inflight_find(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)next);
+	if (!n || n->ended)
+		return 0;
+	v = *n;
+	if (!inflight_end((struct inflight_head *)n, (__u64)next))
+		return 0;
+	/* An earlier I/O of this struct request, issued, its completion
+	 * unseen: this one was merged before its insertion was traced. */
+	if (v.issued && !v.requeued) {
+		if (!v.skip)
+			lost_add(&v);
+		return 0;
+	}
+	req = merged_into(next);
+	if (!req)
+		return 0;
+	s = (struct rq_entry *)inflight_find(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)req);
+	if (!s || s->ended || (s->issued && !s->requeued))
+		return 0;
+	if (queued && v.ts && (!s->ts || v.ts < s->ts))
+		s->ts = v.ts;
+	if (!v.skip)
+		s->skip = 0;
 	return 0;
 }
 
@@ -153,35 +251,32 @@ int rq_issue(struct raw_tp_ctx *ctx)
 	return 0;
 }
 
-static __always_inline struct hist *hist_for(const struct rq_entry *e)
+static __always_inline struct hist *hist_for(const struct interval_pass *p,
+					     struct hist_interval *iv, const struct rq_entry *e)
 {
-	struct biolat_key key = {};
-	struct hist_interval *iv;
+	struct biolat_key key = key_of(e);
 	bool created;
 
-	if (!by) {
-		iv = interval_now();
-		return iv ? &iv->hist : NULL;
-	}
-	if (by & BY_DISK)
-		key.dev = e->dev;
-	if (by & BY_FLAGS)
-		key.flags = e->flags;
-	return hist_keyed(&hists, &key, &created);
+	if (!by)
+		return &iv->hist;
+	return hist_keyed(&hists, p, &key, &created);
 }
 
 static __always_inline void count_io(const struct rq_entry *v, __u64 lat_ns, long error)
 {
-	struct hist *h = hist_for(v);
+	struct interval_pass pass;
+	struct hist_interval *iv = interval_enter(&pass);
+	struct hist *h = iv ? hist_for(&pass, iv, v) : NULL;
 
-	if (!h)
-		return;
-	if (sizes)
-		hist_add(h, v->bytes, v->bytes, by != 0);
-	else
-		hist_add_ns(h, lat_ns, by != 0);
-	if (error)
-		__sync_fetch_and_add(&h->errors, 1);
+	if (h) {
+		if (sizes)
+			hist_add(h, v->bytes, by != 0);
+		else
+			hist_add_ns(h, lat_ns, by != 0);
+		if (error)
+			__sync_fetch_and_add(&h->errors, 1);
+	}
+	interval_leave(&pass);
 }
 
 /* A request completed that was never issued (or not while biolat ran). The
@@ -192,7 +287,6 @@ static __always_inline void count_io(const struct rq_entry *v, __u64 lat_ns, lon
 static __always_inline void unissued_done(void *rq, __u64 now, long error)
 {
 	struct rq_entry v = {};
-	struct hist_interval *iv;
 	__u64 born = 0;
 
 	if (by_submitter)
@@ -206,9 +300,7 @@ static __always_inline void unissued_done(void *rq, __u64 now, long error)
 		count_io(&v, now - born, error);
 		return;
 	}
-	iv = interval_now();
-	if (iv)
-		iv->unmatched++;
+	INTERVAL_COUNT(unmatched);
 }
 
 /* Counted once per request, at the completion that ends it (a driver may

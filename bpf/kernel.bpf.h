@@ -9,22 +9,34 @@
 #define KERNEL_BPF_H
 
 #include "kernel_layout.h"
+#include "process_key.h"
 #include "kread.bpf.h"
 
 const volatile struct kernel_layout layout = {};
 
 /* The name of the current process: its group leader's comm. Without the
- * layout, the current thread's name. */
+ * layout, the current thread's name. The leader itself (every
+ * single-threaded process) needs no walk: its comm is the current one. */
 static __always_inline void process_comm(char *comm, __u32 len)
 {
+	__u64 id = bpf_get_current_pid_tgid();
 	void *leader;
 
-	if (layout.valid) {
+	if (layout.valid && (__u32)id != id >> 32) {
 		leader = read_ptr((void *)bpf_get_current_task(), layout.task_group_leader);
 		if (leader && bpf_probe_read_kernel_str(comm, len, (char *)leader + layout.task_comm) > 0)
 			return;
 	}
 	bpf_get_current_comm(comm, len);
+}
+
+/* @k for the current process: @pid (as the user's namespace numbers it,
+ * 0 to key by name alone) and its name now; the rest of @k is zero. */
+static __always_inline void process_key_fill(struct process_key *k, __u32 pid)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->pid = pid;
+	process_comm(k->comm, sizeof(k->comm));
 }
 
 /* The struct file behind the current task's @fd, or NULL. */

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Keyed aggregates (a histogram or counters per process, file, disk...):
- * a preallocated hash map reached through a one-slot ARRAY_OF_MAPS; user
- * space swaps the inner map each interval (the update waits for running
- * programs via synchronize_rcu) and drains the retired one (common/keyed.c).
+ * two preallocated hash maps in a two-entry ARRAY_OF_MAPS, filled once;
+ * programs add to entry interval_cur & 1, entered through interval.bpf.h,
+ * and user space drains the other one after the flip and the wait
+ * (common/drain.c, common/keyed.c). No map update per interval.
  * Preallocated: a run-time allocated hash in a tracing program makes
  * 5.12-6.0 kernels print a WARN and PREEMPT_RT kernels refuse the load.
  */
 #ifndef KEYED_BPF_H
 #define KEYED_BPF_H
+
+#include "interval.bpf.h"
 
 /* Inner hash map; declare two, plus the outer slot. */
 #define KEYED_MAP(name, key_type, value_type, entries)			\
@@ -27,7 +30,7 @@
 #define KEYED_SLOT(name, inner)						\
 	struct {							\
 		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);		\
-		__uint(max_entries, 1);					\
+		__uint(max_entries, 2);					\
 		__type(key, __u32);					\
 		__array(values, struct {				\
 			__uint(type, BPF_MAP_TYPE_HASH);		\
@@ -37,14 +40,17 @@
 		});							\
 	} name SEC(".maps")
 
-/* The value for @key in the current inner map, created from @zero on
- * first use (*created then); NULL when the map is full. */
-static __always_inline void *keyed_get(void *slot, const void *key, const void *zero, bool *created)
+/* The value for @key in the inner map of the interval @p entered, created
+ * from @zero on first use (*created then); NULL when the map is full. */
+static __always_inline void *keyed_get(void *slot, const struct interval_pass *p, const void *key,
+				       const void *zero, bool *created)
 {
-	__u32 slot_key = 0;
+	__u32 slot_key = p->idx;
 	void *inner, *v;
 
 	*created = false;
+	if (!p->entered)
+		return NULL;
 	inner = bpf_map_lookup_elem(slot, &slot_key);
 	if (!inner)
 		return NULL;

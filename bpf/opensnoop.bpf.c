@@ -7,7 +7,7 @@
 #include <bpf/bpf_helpers.h>
 #include "filter.bpf.h"
 #include "hist.bpf.h"
-#include "names.bpf.h"
+#include "kernel.bpf.h"
 #include "syscall_tp.bpf.h"
 #include "start.bpf.h"
 #include "opensnoop.h"
@@ -57,6 +57,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct opensnoop_file_key);
 } file_key SEC(".maps");
+
+/* Where a path too long for a file key is read whole, to be hashed. */
+struct long_path {
+	__u64 w[OPENSNOOP_LONG_PATH_MAX / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct long_path);
+} long_path SEC(".maps");
 
 #define O_ACCMODE_MASK 3
 
@@ -171,16 +183,65 @@ static __always_inline void emit(const struct start *s, __u64 now, long ret, __u
 	bpf_ringbuf_submit(e, wakeup);
 }
 
-static __always_inline void key_lost(void)
-{
-	struct hist_interval *iv = interval_now();
+struct path_hash {
+	const struct long_path *p;
+	__u32 n;		/* bytes to hash */
+	__u64 h;
+};
 
-	if (iv)
-		iv->lost_keys++;
+/* One word of a path hash (bpf_loop: the verifier checks it once, where
+ * an open-coded loop of 512 words is too much for it). */
+static long path_hash_word(__u32 i, void *data)
+{
+	struct path_hash *ph = data;
+	__u32 left;
+	__u64 w;
+
+	if (i >= OPENSNOOP_LONG_PATH_MAX / 8 || i * 8 >= ph->n)
+		return 1;
+	w = ph->p->w[i];
+	left = ph->n - i * 8;
+	if (left < 8)	/* the bytes after the NUL are an older path's */
+		w &= (1ULL << (left * 8)) - 1;
+	ph->h = (ph->h ^ w) * 0x9e3779b97f4a7c15ULL;
+	ph->h ^= ph->h >> 32;
+	return 0;
 }
 
-/* -C: count the open under its process, path or errno. */
-static __always_inline void count_open(const struct start *s, long ret)
+/* The first @n bytes of @p, hashed a word at a time; paid only by paths
+ * too long for a file key. Never 0, which marks a path that fits. */
+static __always_inline __u64 path_hash(const struct long_path *p, __u32 n)
+{
+	struct path_hash ph = { .p = p, .n = n, .h = 0xcbf29ce484222325ULL };
+
+	bpf_loop(OPENSNOOP_LONG_PATH_MAX / 8, path_hash_word, &ph, 0);
+	return ph.h | 1;
+}
+
+/* -C --by file: @fk for the path at @filename; a path longer than the
+ * key's prefix is read whole (up to PATH_MAX) for its length and hash. */
+static __always_inline void file_key_fill(struct opensnoop_file_key *fk, const char *filename)
+{
+	struct long_path *lp;
+	__u32 zero = 0;
+	long n;
+
+	__builtin_memset(fk, 0, sizeof(*fk));
+	/* Unreadable: the helper leaves the path zeroed, the key empty. */
+	n = bpf_probe_read_user_str(fk->path, sizeof(fk->path), filename);
+	if (n < (long)sizeof(fk->path) || !(lp = bpf_map_lookup_elem(&long_path, &zero)))
+		return;
+	n = bpf_probe_read_user_str(lp, sizeof(*lp), filename);
+	if (n <= (long)sizeof(fk->path))	/* exactly 255 bytes: it fits */
+		return;
+	fk->len = (__u32)(n - 1);
+	fk->hash = path_hash(lp, fk->len);
+}
+
+/* -C: count the open under its process, path or errno, in the interval
+ * @p entered (@iv). */
+static __always_inline void count_in(const struct interval_pass *p, struct hist_interval *iv,
+				     const struct start *s, long ret)
 {
 	struct opensnoop_key key = {};
 	struct opensnoop_file_key *fk;
@@ -192,56 +253,70 @@ static __always_inline void count_open(const struct start *s, long ret)
 		fk = bpf_map_lookup_elem(&file_key, &zero);
 		if (!fk)
 			return;
-		__builtin_memset(fk->path, 0, sizeof(fk->path));
-		if (bpf_probe_read_user_str(fk->path, sizeof(fk->path),
-					    (const char *)s->arg[ARG_FILENAME]) < 0)
-			__builtin_memset(fk->path, 0, sizeof(fk->path));
-		c = keyed_get(&file_counts, fk, &count_zero, &created);
+		file_key_fill(fk, (const char *)s->arg[ARG_FILENAME]);
+		c = keyed_get(&file_counts, p, fk, &count_zero, &created);
 	} else {
+		/* Named now, by what it is called at this open. */
 		if (count_by == BY_PROCESS)
-			key.pid = current_ids() >> 32;
+			process_key_fill(&key.proc, current_ids() >> 32);
+		else if (count_by == BY_COMM)
+			process_key_fill(&key.proc, 0);
 		else
 			key.err = ret < 0 ? (__s32)-ret : 0;
-		c = keyed_get(&counts, &key, &count_zero, &created);
+		c = keyed_get(&counts, p, &key, &count_zero, &created);
 	}
 	if (!c) {
-		key_lost();
+		iv->lost_keys++;
 		return;
 	}
-	if (created && count_by == BY_PROCESS)
-		process_comm(c->comm, sizeof(c->comm));
 	__sync_fetch_and_add(&c->opens, 1);
 	if (ret < 0)
 		__sync_fetch_and_add(&c->failed, 1);
 }
 
-/* -L: the open's latency, in one histogram or its process's. */
-static __always_inline void time_open(__u64 lat_ns, long ret)
+static __always_inline void count_open(const struct start *s, long ret)
+{
+	struct interval_pass pass;
+	struct hist_interval *iv = interval_enter(&pass);
+
+	if (iv)
+		count_in(&pass, iv, s, ret);
+	interval_leave(&pass);
+}
+
+/* -L: the open's latency, in one histogram or its process's, in the
+ * interval @p entered (@iv). */
+static __always_inline void time_in(const struct interval_pass *p, struct hist_interval *iv,
+				    __u64 lat_ns, long ret)
 {
 	struct opensnoop_key key = {};
-	struct hist_interval *iv;
 	struct hist *h;
 	bool created;
 
 	if (!per_process) {
-		iv = interval_now();
-		if (!iv)
-			return;
 		h = &iv->hist;
 		if (ret < 0)
 			h->errors++;
 		hist_add_ns(h, lat_ns, false);
 		return;
 	}
-	key.pid = current_ids() >> 32;
-	h = hist_keyed(&hists, &key, &created);
+	process_key_fill(&key.proc, current_ids() >> 32);
+	h = hist_keyed(&hists, p, &key, &created);
 	if (!h)
 		return;
-	if (created)
-		name_process(key.pid);
 	if (ret < 0)
 		__sync_fetch_and_add(&h->errors, 1);
 	hist_add_ns(h, lat_ns, true);
+}
+
+static __always_inline void time_open(__u64 lat_ns, long ret)
+{
+	struct interval_pass pass;
+	struct hist_interval *iv = interval_enter(&pass);
+
+	if (iv)
+		time_in(&pass, iv, lat_ns, ret);
+	interval_leave(&pass);
 }
 
 /* One open, as the application saw it, is over. */

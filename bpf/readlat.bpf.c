@@ -5,7 +5,7 @@
 #include <bpf/bpf_helpers.h>
 #include "hist.bpf.h"
 #include "filter.bpf.h"
-#include "names.bpf.h"
+#include "kernel.bpf.h"
 #include "syscall_tp.bpf.h"
 #include "start.bpf.h"
 #include "readlat.h"
@@ -77,7 +77,7 @@ static __always_inline void send_file_name(const struct readlat_key *key, void *
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline struct hist *keyed_hist(__s32 fd, __u32 disk)
+static __always_inline struct hist *keyed_hist(const struct interval_pass *p, __s32 fd, __u32 disk)
 {
 	struct readlat_key key = {};
 	struct hist *h;
@@ -87,21 +87,21 @@ static __always_inline struct hist *keyed_hist(__s32 fd, __u32 disk)
 	key.disk = disk;
 	key.fd = -1;
 	if (mode == READLAT_HIST) {	/* -B alone: one histogram per source */
-		h = hist_keyed(&hists, &key, &created);
+		h = hist_keyed(&hists, p, &key, &created);
 		return h;
 	}
-	key.pid = current_ids() >> 32;
+	/* Named by what it is called now: after exec(), a key of its own. */
+	process_key_fill(&key.proc, current_ids() >> 32);
 	if (mode == READLAT_PER_FD) {
 		key.fd = fd;
 		file = task_fd_file(fd);
 		file_identity(file, &key.dev, &key.ino);
 	}
-	h = hist_keyed(&hists, &key, &created);
+	h = hist_keyed(&hists, p, &key, &created);
 	if (!created)
 		return h;
-	name_process(key.pid);
 	if (file) {
-		key.pid = 0;
+		__builtin_memset(&key.proc, 0, sizeof(key.proc));
 		key.fd = 0;
 		send_file_name(&key, file);
 	}
@@ -134,6 +134,8 @@ static __always_inline void read_done(struct start *s, __u64 now, long ret)
 	__u64 delta = now - s->ts;
 	__s32 fd = s->fd;
 	__u32 disk = by_cache && s->arg[0];
+	struct interval_pass pass;
+	struct hist_interval *iv;
 	struct hist *h;
 
 	start_release(s);
@@ -141,18 +143,16 @@ static __always_inline void read_done(struct start *s, __u64 now, long ret)
 		on_slower(delta, ret, fd);
 		return;
 	}
-	if (mode == READLAT_HIST && !by_cache) {
-		struct hist_interval *iv = interval_now();
-
-		if (!iv)
-			return;
-		h = &iv->hist;
-	} else {
-		h = keyed_hist(fd, disk);
-	}
-	if (!h || !counted(ret, &h->errors))
+	iv = interval_enter(&pass);
+	if (!iv)
 		return;
-	hist_add_ns(h, delta, mode != READLAT_HIST || by_cache);
+	if (mode == READLAT_HIST && !by_cache)
+		h = &iv->hist;
+	else
+		h = keyed_hist(&pass, fd, disk);
+	if (h && counted(ret, &h->errors))
+		hist_add_ns(h, delta, mode != READLAT_HIST || by_cache);
+	interval_leave(&pass);
 }
 
 static __always_inline int on_enter(__u64 fd, __u64 buf)
@@ -184,10 +184,7 @@ static __always_inline int on_exit(long ret)
 	now = bpf_ktime_get_ns();
 	s = start_get();
 	if (!s || !s->ts) {
-		struct hist_interval *iv = interval_now();
-
-		if (iv)
-			iv->unmatched++;
+		INTERVAL_COUNT(unmatched);
 		return 0;
 	}
 	/* Interrupted: not over until a restart or a signal decides. */

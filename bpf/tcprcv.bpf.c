@@ -7,9 +7,20 @@
  * current (a read, connect(2), accept(2)). User space (tools/tcprcv.c)
  * adds the sockets up per owner at each report.
  *
- * Every update of a socket's entry happens under the kernel's own socket
- * lock (the receive path, the read path, retransmits and the destroy all
- * hold it), so the counters are plain adds.
+ * Every update of a socket's counters happens under the kernel's own
+ * socket lock (the receive path, the read path, state changes,
+ * retransmits and the destroy all hold it), so they are plain adds. The
+ * one exception is accept(2), which learns the owner without the lock: it
+ * writes only the owner word (struct tcprcv_ident), in one store, and
+ * nothing in softirq writes that word.
+ *
+ * Bytes received are rcv_nxt's advance, not a sum of segment lengths: a
+ * segment seen by tcp_probe may be a duplicate, out of order, or dropped
+ * after the tracepoint (rmem, window, PAWS), and only rcv_nxt says what
+ * TCP took in. It is read wherever the socket is seen (the next segment,
+ * a read, a state change, the destroy), in every state: data that comes
+ * after the local side half-closed (FIN_WAIT1/2, where tcp_probe does not
+ * fire) is counted at the reads and the close.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -38,7 +49,8 @@ const volatile __u16 filter_rport = 0;
 #define TCP_ESTABLISHED 1
 #define TCP_SYN_SENT 2
 #define TCP_SYN_RECV 3
-#define TCP_CLOSE_WAIT 8
+#define TCP_FIN_WAIT1 4
+#define TCP_FIN_WAIT2 5
 #define TCPHDR_FIN 0x01
 #define TCPHDR_SYN 0x02
 
@@ -57,7 +69,6 @@ struct {
 	__type(value, struct tcprcv_ring);
 } rings SEC(".maps");
 
-const struct tcprcv_sock sock_zero = {};
 const struct tcprcv_ring ring_zero = {};
 const struct tcprcv_final final_zero = {};
 
@@ -96,64 +107,104 @@ static __always_inline __u16 read_u16(const void *base, __u32 off)
 
 /* The connection's addresses and ports, and whether -4/-6/--lport/--rport
  * exclude it. */
-static __always_inline void sock_ident(void *sk, struct tcprcv_sock *s)
+static __always_inline void sock_ident(void *sk, struct tcprcv_ident *id)
 {
 	__u32 ports = read_u32(sk, tcp.sk_portpair);
 
-	s->id.family = read_u16(sk, tcp.sk_family);
-	s->id.rport = bpf_ntohs((__u16)ports);	/* skc_dport, network order */
-	s->id.lport = (__u16)(ports >> 16);	/* skc_num, host order */
-	if (s->id.family == AF_INET6) {
-		bpf_probe_read_kernel(s->id.laddr, 16, (char *)sk + tcp.sk_v6_rcv_saddr);
-		bpf_probe_read_kernel(s->id.raddr, 16, (char *)sk + tcp.sk_v6_daddr);
+	id->family = read_u16(sk, tcp.sk_family);
+	id->rport = bpf_ntohs((__u16)ports);	/* skc_dport, network order */
+	id->lport = (__u16)(ports >> 16);	/* skc_num, host order */
+	if (id->family == AF_INET6) {
+		bpf_probe_read_kernel(id->laddr, 16, (char *)sk + tcp.sk_v6_rcv_saddr);
+		bpf_probe_read_kernel(id->raddr, 16, (char *)sk + tcp.sk_v6_daddr);
 	} else {
-		bpf_probe_read_kernel(s->id.laddr, 4, (char *)sk + tcp.sk_rcv_saddr);
-		bpf_probe_read_kernel(s->id.raddr, 4, (char *)sk + tcp.sk_daddr);
+		bpf_probe_read_kernel(id->laddr, 4, (char *)sk + tcp.sk_rcv_saddr);
+		bpf_probe_read_kernel(id->raddr, 4, (char *)sk + tcp.sk_daddr);
 	}
-	if ((filter_family && s->id.family != filter_family) ||
-	    (filter_lport && s->id.lport != filter_lport) ||
-	    (filter_rport && s->id.rport != filter_rport))
-		s->id.flags |= SOCK_SKIP_TUPLE;
+	id->flags &= ~SOCK_SKIP_TUPLE;
+	if ((filter_family && id->family != filter_family) ||
+	    (filter_lport && id->lport != filter_lport) ||
+	    (filter_rport && id->rport != filter_rport))
+		id->flags |= SOCK_SKIP_TUPLE;
 }
 
-/* The entry of @sk, made on first sight with the socket's present
- * read position and drop count as the starting point. */
-static __always_inline struct tcprcv_sock *sock_get(void *sk)
+/* rcv_nxt less the FIN, if one came (tcp_fin() sets SOCK_DONE with the
+ * FIN's sequence number in rcv_nxt): where the data TCP took in ends.
+ * @established: no FIN yet (it would have moved the state), no need to
+ * look. */
+static __always_inline __u32 data_end(void *sk, bool established)
 {
+	__u32 flags = established ? 0 : read_u32(sk, tcp.sk_flags);	/* the low word */
+
+	return read_u32(sk, tcp.tp_rcv_nxt) - ((flags >> (tcp.sock_done & 31)) & 1);
+}
+
+enum sock_start {
+	START_SEEN,		/* first sight: from the socket's present state */
+	START_CONNECTING,	/* SYN_SENT: no sequence numbers yet */
+	START_ACCEPTED,		/* an accepted connection, made: every data
+				 * segment it had is new (the one making it) */
+};
+
+/* The entry of @sk, made on first sight with the socket's present
+ * positions and counts as the starting point. Filled before it is
+ * inserted: another CPU never sees a half-made entry. */
+static __always_inline struct tcprcv_sock *sock_make(void *sk, enum sock_start start)
+{
+	bool connecting = start == START_CONNECTING;
 	__u64 key = (__u64)sk;
+	struct tcprcv_sock init = {};
 	struct tcprcv_sock *s = bpf_map_lookup_elem(&socks, &key);
 
 	if (s)
 		return s;
-	bpf_map_update_elem(&socks, &key, &sock_zero, BPF_NOEXIST);
-	s = bpf_map_lookup_elem(&socks, &key);
-	if (!s || s->gen)
-		return s;	/* another CPU made it first */
-	s->gen = bpf_ktime_get_ns();
-	s->copied = read_u32(sk, tcp.tp_copied_seq);
-	s->drops_seen = read_u32(sk, tcp.sk_drops);
-	s->retrans_seen = read_u32(sk, tcp.tp_total_retrans);
-	sock_ident(sk, s);
-	return s;
+	init.gen = bpf_ktime_get_ns();
+	init.connecting = connecting;
+	if (!connecting) {
+		init.copied = read_u32(sk, tcp.tp_copied_seq);
+		init.rcv_seen = data_end(sk, false);
+	}
+	if (start != START_ACCEPTED)
+		init.segs_seen = read_u32(sk, tcp.tp_data_segs_in);
+	init.drops_seen = read_u32(sk, tcp.sk_drops);
+	init.retrans_seen = read_u32(sk, tcp.tp_total_retrans);
+	sock_ident(sk, &init.id);
+	bpf_map_update_elem(&socks, &key, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&socks, &key);	/* ours, or the one another CPU made */
+}
+
+static __always_inline struct tcprcv_sock *sock_get(void *sk)
+{
+	return sock_make(sk, START_SEEN);
 }
 
 /* The socket's read side is used by the current process: its owner from
  * now on. A second process makes it shared: its reads are then counted
- * per reader. */
+ * per reader. Process context only; the owner word is written in one
+ * 8-byte store (see the top of the file). */
 static __always_inline void sock_owned(struct tcprcv_sock *s, __u32 pid)
 {
-	if (pid == s->id.pid)
-		return;
-	if (s->id.pid)
-		s->id.flags |= SOCK_SHARED;
-	s->id.pid = pid;
-	/* A process outside the user's PID namespace has no number there. */
-	if (!pid || !traced()) {
-		s->id.flags |= SOCK_SKIP_OWNER;
+	struct tcprcv_ident id;
+	__u64 *word = (__u64 *)&s->id;
+
+	*(__u64 *)&id = *(volatile __u64 *)word;
+	if (pid == id.pid) {
+		/* Named at its latest event: after exec(), by the new name. */
+		if (!(id.flags & SOCK_SKIP_OWNER))
+			name_process(pid);
 		return;
 	}
-	s->id.flags &= ~SOCK_SKIP_OWNER;
-	name_process(pid);
+	if (id.pid)
+		id.flags |= SOCK_SHARED;
+	id.pid = pid;
+	/* A process outside the user's PID namespace has no number there. */
+	if (!pid || !traced()) {
+		id.flags |= SOCK_SKIP_OWNER;
+	} else {
+		id.flags &= ~SOCK_SKIP_OWNER;
+		name_process(pid);
+	}
+	*(volatile __u64 *)word = *(__u64 *)&id;
 }
 
 /* Drops TCP charged to the socket since it was last seen. */
@@ -161,28 +212,38 @@ static __always_inline void sock_drops(void *sk, struct tcprcv_sock *s)
 {
 	__u32 d = read_u32(sk, tcp.sk_drops);
 
-	s->c.drops += d - s->drops_seen;
+	if (!(s->id.flags & SOCK_SKIP))
+		s->c.drops += d - s->drops_seen;
 	s->drops_seen = d;
 }
 
-/* An accepted connection is made by tcp_rcv_state_process(), which takes
- * in the data of the segment that made it (with TCP_DEFER_ACCEPT, the
- * first data segment; without, a lost last ACK of the handshake) without
- * tcp_probe. set_state() keeps rcv_nxt from before it; the next sight of
- * the socket counts what came since, less a FIN (@fin). Data in a TCP Fast
- * Open SYN is before that: counted in read, not in bytes. */
-static __always_inline void sock_unprobed(void *sk, struct tcprcv_sock *s, bool fin)
+/* What TCP took in since the socket was last seen: data (rcv_nxt's
+ * advance) and data segments. Counted unless the socket is skipped; the
+ * starting points move on either way. */
+static __always_inline void sock_rx_in(void *sk, struct tcprcv_sock *s, bool established)
 {
-	__u32 len;
+	__u32 end, segs = read_u32(sk, tcp.tp_data_segs_in);
+	bool counted = !(s->id.flags & SOCK_SKIP);
 
-	if (!(s->id.flags & SOCK_UNPROBED))
+	if (counted)
+		s->c.segs += segs - s->segs_seen;
+	s->segs_seen = segs;
+	if (s->connecting)
 		return;
-	s->id.flags &= ~SOCK_UNPROBED;
-	len = read_u32(sk, tcp.tp_rcv_nxt) - s->made_at - fin;
-	if ((__s32)len > 0 && !(s->id.flags & SOCK_SKIP)) {
-		s->c.segs++;
-		s->c.bytes += len;
-	}
+	end = data_end(sk, established);
+	if (!after(end, s->rcv_seen))
+		return;
+	if (counted)
+		s->c.bytes += end - s->rcv_seen;
+	s->rcv_seen = end;
+}
+
+/* ... and the drops: everywhere but at reads (a read is no drop's
+ * occasion; the next segment, state change or close counts them). */
+static __always_inline void sock_rx(void *sk, struct tcprcv_sock *s)
+{
+	sock_rx_in(sk, s, false);
+	sock_drops(sk, s);
 }
 
 /* Segments retransmitted since it was last seen: the kernel's own count,
@@ -192,19 +253,25 @@ static __always_inline void sock_retrans(void *sk, struct tcprcv_sock *s)
 {
 	__u32 r = read_u32(sk, tcp.tp_total_retrans);
 
-	s->c.retrans += r - s->retrans_seen;
+	if (!(s->id.flags & SOCK_SKIP))
+		s->c.retrans += r - s->retrans_seen;
 	s->retrans_seen = r;
 }
 
-static __always_inline struct tcprcv_final *final_get(__u64 sk, __u64 gen, __u32 reader)
+/* Enters the interval through @p: the caller leaves it when done with
+ * the entry (NULL or not). */
+static __always_inline struct tcprcv_final *final_get(struct interval_pass *p, __u64 sk,
+						      __u64 gen, __u32 reader)
 {
 	struct tcprcv_final_key key = { .sk = sk, .gen = gen, .reader = reader };
-	struct hist_interval *iv;
+	struct hist_interval *iv = interval_enter(p);
 	struct tcprcv_final *f;
 	bool created;
 
-	f = keyed_get(&closed, &key, &final_zero, &created);
-	if (!f && (iv = interval_now()))
+	if (!iv)
+		return NULL;
+	f = keyed_get(&closed, p, &key, &final_zero, &created);
+	if (!f)
 		iv->lost_keys++;
 	return f;
 }
@@ -213,19 +280,22 @@ static __always_inline struct tcprcv_final *final_get(__u64 sk, __u64 gen, __u32
  * counts go to the closed map, for user space's next report. */
 static __always_inline void sock_final(void *sk, struct tcprcv_sock *s)
 {
+	struct interval_pass pass = {};
 	__u64 key = (__u64)sk;
 	struct tcprcv_final *f;
 
-	sock_unprobed(sk, s, false);
-	sock_drops(sk, s);
+	sock_rx(sk, s);
 	sock_retrans(sk, s);
-	f = table ? final_get(key, s->gen, 0) : NULL;
+	f = table ? final_get(&pass, key, s->gen, 0) : NULL;
 	if (f) {
 		f->id = s->id;
 		f->read_pid = s->read_pid;
 		f->c = s->c;
 	}
+	/* Deleted before leaving: a report that drained this interval's
+	 * closed map must not find the socket live too (counted twice). */
 	bpf_map_delete_elem(&socks, &key);
+	interval_leave(&pass);
 	if (latency)
 		bpf_map_delete_elem(&rings, &key);
 }
@@ -234,19 +304,21 @@ static __always_inline void sock_final(void *sk, struct tcprcv_sock *s)
  * TCPRCV_RING unrolled calls (-L's load took 15-20 ms before). */
 __noinline int latency_sample(__u64 ns, __u32 segs, __u32 pid)
 {
-	struct hist_interval *iv;
+	struct interval_pass pass;
+	struct hist_interval *iv = interval_enter(&pass);
 	struct hist *h;
 	bool created;
 
+	if (!iv)
+		return 0;
 	if (per_process) {
-		h = hist_keyed(&hists, &pid, &created);
+		h = hist_keyed(&hists, &pass, &pid, &created);
 		if (h)
 			hist_add_ns_n(h, ns, segs, true);
-		return 0;
-	}
-	iv = interval_now();
-	if (iv)
+	} else {
 		hist_add_ns_n(&iv->hist, ns, segs, false);
+	}
+	interval_leave(&pass);
 	return 0;
 }
 
@@ -280,15 +352,16 @@ static __always_inline void arrived(void *sk, __u32 end)
 	a->segs++;
 }
 
-/* A segment reached TCP on an established socket (softirq, or the
- * owner's backlog): count its new payload, remember when it arrived. */
+/* A data segment reached TCP on an established socket (softirq, or the
+ * owner's backlog), before TCP processed it: what came before it is
+ * counted now, it at the next sight; -L remembers when it arrived. */
 SEC("raw_tp/tcp_probe")
 int tcp_probe(struct raw_tp_ctx *ctx)
 {
 	void *sk = (void *)ctx->args[0], *skb = (void *)ctx->args[1];
 	struct { __u32 seq, end_seq, x; __u8 flags[4]; } cb = {};
 	struct tcprcv_sock *s;
-	__u32 len, end, rcv_nxt;
+	__u32 len, end;
 
 	bpf_probe_read_kernel(&cb, sizeof(cb), (char *)skb + tcp.skb_cb + tcp.cb_seq);
 	/* cb_flags is 12 past seq on every kernel so far (checked at start). */
@@ -296,19 +369,39 @@ int tcp_probe(struct raw_tp_ctx *ctx)
 	if (!len)
 		return 0;	/* an ACK without data */
 	s = sock_get(sk);
-	if (s)
-		sock_unprobed(sk, s, false);	/* rcv_nxt: before this one */
+	if (!s || (s->id.flags & SOCK_SKIP_TUPLE))
+		return 0;
+	sock_rx_in(sk, s, true);	/* tcp_rcv_established() */
+	sock_drops(sk, s);
+	end = cb.seq + len;
+	if (latency && !(s->id.flags & SOCK_SKIP) && after(end, s->rcv_seen))
+		arrived(sk, end);	/* not all of it had arrived before */
+	return 0;
+}
+
+/* -L: in-order data became readable on a socket in FIN_WAIT1/2, where
+ * tcp_probe does not fire (sock:sk_data_ready, Linux 6.3+; it fires for
+ * every kind of socket, so the state is checked first). */
+SEC("raw_tp/sk_data_ready")
+int data_ready(struct raw_tp_ctx *ctx)
+{
+	void *sk = (void *)ctx->args[0];
+	__u8 state = 0;
+	struct tcprcv_sock *s;
+	__u32 was;
+
+	bpf_probe_read_kernel(&state, 1, (char *)sk + tcp.sk_state);
+	if (state != TCP_FIN_WAIT1 && state != TCP_FIN_WAIT2)
+		return 0;
+	if (read_u16(sk, tcp.sk_protocol) != IPPROTO_TCP)
+		return 0;
+	s = sock_get(sk);
 	if (!s || (s->id.flags & SOCK_SKIP))
 		return 0;
-	sock_drops(sk, s);
-	s->c.segs++;
-	rcv_nxt = read_u32(sk, tcp.tp_rcv_nxt);
-	end = cb.seq + len;
-	if (!after(end, rcv_nxt))
-		return 0;	/* all of it had arrived before */
-	s->c.bytes += end - (after(cb.seq, rcv_nxt) ? cb.seq : rcv_nxt);
-	if (latency)
-		arrived(sk, end);
+	was = s->rcv_seen;
+	sock_rx(sk, s);
+	if (after(s->rcv_seen, was))
+		arrived(sk, s->rcv_seen);
 	return 0;
 }
 
@@ -340,26 +433,32 @@ int rcv_space(struct raw_tp_ctx *ctx)
 	void *sk = (void *)ctx->args[0];
 	__u32 pid = (__u32)(current_ids() >> 32), copied, delta;
 	struct tcprcv_sock *s = sock_get(sk);
+	struct interval_pass pass = {};
 	struct tcprcv_final *f;
 
 	/* Left out by -4/-6/--lport/--rport: for good, whoever reads it. */
-	if (!s || (s->id.flags & SOCK_SKIP_TUPLE))
+	if (!s || (s->id.flags & SOCK_SKIP_TUPLE) || s->connecting)
 		return 0;
-	sock_unprobed(sk, s, false);	/* a FIN would have moved the state */
 	if (!s->read_pid)
 		s->read_pid = pid;
 	sock_owned(s, pid);
+	sock_rx_in(sk, s, false);
 	copied = read_u32(sk, tcp.tp_copied_seq);
+	/* tcp_read_sock() (splice, sockmap) moves copied_seq past the FIN
+	 * too: no read goes beyond the data (rcv_seen, just taken). */
+	if ((__s32)(copied - s->rcv_seen) > 0)
+		copied = s->rcv_seen;
 	delta = copied - s->copied;
 	s->copied = copied;
 	if (s->id.flags & SOCK_SKIP)
 		return 0;
 	if (pid == s->read_pid)
 		s->c.read += delta;
-	else if (table && delta && (f = final_get((__u64)sk, s->gen, pid))) {
+	else if (table && delta && (f = final_get(&pass, (__u64)sk, s->gen, pid))) {
 		f->id = s->id;
 		__sync_fetch_and_add(&f->c.read, delta);
 	}
+	interval_leave(&pass);
 	if (latency)
 		latency_read(sk, copied, pid);
 	return 0;
@@ -368,9 +467,10 @@ int rcv_space(struct raw_tp_ctx *ctx)
 /* connect(2) starts a connection (process context: the connecting
  * process owns it); an accepted connection starts in SYN_RECV. A socket
  * tcprcv still has an entry for is starting over: its old counts are
- * final. An accepted connection made (see sock_unprobed()) is followed
- * from then on; when it leaves ESTABLISHED it takes in what that left
- * uncounted, less the FIN that moved it to CLOSE_WAIT. */
+ * final. A connection's sequence numbers are set from the peer's when it
+ * is established: the starting points are taken there (an accepted one's
+ * before the data of the segment that made it, counted at the next
+ * sight). Every other change (a FIN, a half-close, a reset) is a sight. */
 SEC("raw_tp/inet_sock_set_state")
 int set_state(struct raw_tp_ctx *ctx)
 {
@@ -378,25 +478,29 @@ int set_state(struct raw_tp_ctx *ctx)
 	int oldstate = (int)ctx->args[1], newstate = (int)ctx->args[2];
 	struct tcprcv_sock *s;
 	__u64 key = (__u64)sk;
-	bool made;
 
-	if (oldstate == TCP_ESTABLISHED) {	/* entries are TCP sockets */
-		s = bpf_map_lookup_elem(&socks, &key);
-		if (s)
-			sock_unprobed(sk, s, newstate == TCP_CLOSE_WAIT);
+	if (newstate != TCP_SYN_SENT && newstate != TCP_SYN_RECV &&
+	    !(newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV)) {
+		s = bpf_map_lookup_elem(&socks, &key);	/* entries are TCP sockets */
+		if (!s)
+			return 0;
+		if (s->connecting && newstate == TCP_ESTABLISHED) {
+			/* connect() sets SYN_SENT before it picks the local
+			 * port (inet_hash_connect()): the tuple, and what the
+			 * filters say of it, are taken again now. Nothing else
+			 * writes the entry while it is connecting. */
+			sock_ident(sk, &s->id);
+			s->copied = read_u32(sk, tcp.tp_copied_seq);
+			s->rcv_seen = data_end(sk, true);
+			s->connecting = 0;
+		}
+		sock_rx(sk, s);
 		return 0;
 	}
-	made = newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV;
-	if (!made && newstate != TCP_SYN_SENT && newstate != TCP_SYN_RECV)
-		return 0;
 	if (read_u16(sk, tcp.sk_protocol) != IPPROTO_TCP)
 		return 0;
-	if (made) {
-		s = sock_get(sk);
-		if (s) {
-			s->made_at = read_u32(sk, tcp.tp_rcv_nxt);
-			s->id.flags |= SOCK_UNPROBED;
-		}
+	if (newstate == TCP_ESTABLISHED) {
+		sock_make(sk, START_ACCEPTED);
 		return 0;
 	}
 	s = bpf_map_lookup_elem(&socks, &key);
@@ -404,7 +508,7 @@ int set_state(struct raw_tp_ctx *ctx)
 		sock_final(sk, s);
 	if (newstate != TCP_SYN_SENT)
 		return 0;
-	s = sock_get(sk);
+	s = sock_make(sk, START_CONNECTING);
 	if (s)
 		sock_owned(s, (__u32)(current_ids() >> 32));
 	return 0;
@@ -447,9 +551,9 @@ int retransmit(struct raw_tp_ctx *ctx)
 	void *sk = (void *)ctx->args[0];
 	struct tcprcv_sock *s = sock_get(sk);
 
-	if (s && !(s->id.flags & SOCK_SKIP)) {
+	if (s && !(s->id.flags & SOCK_SKIP_TUPLE)) {
 		sock_retrans(sk, s);
-		sock_drops(sk, s);
+		sock_rx(sk, s);
 	}
 	return 0;
 }
@@ -479,15 +583,17 @@ static __always_inline int rcv_enter(void)
 
 static __always_inline int rcv_exit(void)
 {
+	struct interval_pass pass;
 	struct hist_interval *iv;
 	__u32 zero = 0;
 	__u64 *ts = bpf_map_lookup_elem(&rcv_start, &zero);
 
 	if (!ts || !*ts)
 		return 0;
-	iv = interval_now();
+	iv = interval_enter(&pass);
 	if (iv)
 		hist_add_ns(&iv->hist, bpf_ktime_get_ns() - *ts, false);
+	interval_leave(&pass);
 	*ts = 0;
 	return 0;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@
 #define DIAG_MSG_LEN 4096
 
 static const char *tool_name = "tool";
-static bool log_verbose;
+static volatile sig_atomic_t log_verbose;
 static char log_ring[LOG_LINES][LOG_LINE_LEN];
 static int log_next;
 
@@ -90,6 +91,14 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	if (log_verbose && (level != LIBBPF_DEBUG || getenv("LIBBPF_DEBUG")))
 		fputs(buf, stderr);
 	return 0;
+}
+
+/* A stop during start-up: nothing more of libbpf's log is written, so
+ * that a full stderr (a stopped pager) cannot hold the tool. Called from
+ * a signal handler. */
+void diag_log_off(void)
+{
+	log_verbose = 0;
 }
 
 void diag_capture_libbpf(bool verbose)
@@ -298,13 +307,20 @@ bool diag_tracefs(char *why, size_t len)
 		snprintf(why, len, "%s", TRACEFS_PATH);
 		return tracefs_readable(why, len);
 	}
-	if (diag_can_mount() && mount("tracefs", TRACEFS_PATH, "tracefs", 0, NULL) == 0) {
-		snprintf(why, len, "%s (mounted it)", TRACEFS_PATH);
-		return tracefs_readable(why, len);
+	/* Without CAP_SYS_ADMIN mount() is not tried: the reason is that,
+	 * not whatever errno the statfs() above left. */
+	int err = EPERM;
+
+	if (diag_can_mount()) {
+		if (mount("tracefs", TRACEFS_PATH, "tracefs", 0, NULL) == 0) {
+			snprintf(why, len, "%s (mounted it)", TRACEFS_PATH);
+			return tracefs_readable(why, len);
+		}
+		err = errno;
 	}
 	snprintf(why, len, "tracefs is not mounted at %s and could not be mounted (%s); "
 		 "mount it as root: mount -t tracefs tracefs %s",
-		 TRACEFS_PATH, strerror(errno ? errno : EPERM), TRACEFS_PATH);
+		 TRACEFS_PATH, strerror(err), TRACEFS_PATH);
 	return false;
 }
 

@@ -16,6 +16,8 @@ void diag_set_tool(const char *name);
 
 /* libbpf's log: kept in memory to explain failures, shown with -v. */
 void diag_capture_libbpf(bool verbose);
+/* Stop writing libbpf's log (async-signal-safe). */
+void diag_log_off(void);
 /* After a failed load: name the rejected program and the verifier's reason. */
 void diag_load_failure(int err, bool verbose);
 

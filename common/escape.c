@@ -2,8 +2,9 @@
 #include <string.h>
 #include "escape.h"
 
-/* The longest escaped form of one unit: "\xNN", or a 4-byte character. */
-#define UNIT_MAX 4
+/* The longest escaped form of one unit: a label's backslash-backslash-xNN,
+ * or a 4-byte character. */
+#define UNIT_MAX 5
 
 static bool is_cont(unsigned char c)
 {
@@ -94,6 +95,29 @@ static size_t text_unit(const char *s, size_t n, char out[UNIT_MAX], size_t *out
 	return k;
 }
 
+/* One unit of a label value: the text rule's, but for the escapes
+ * Prometheus undoes itself. Its backslash-backslash and backslash-n are
+ * the format's own (Prometheus reads a backslash and a newline), a quote
+ * gets a backslash, and the text rule's other escapes (backslash-t,
+ * backslash-xNN) get a second backslash, so that Prometheus reads the
+ * characters the text output shows. */
+static size_t label_unit(const char *s, size_t n, char out[UNIT_MAX], size_t *outlen)
+{
+	size_t k = text_unit(s, n, out, outlen);
+
+	if (*outlen == 1 && out[0] == '"') {
+		out[0] = '\\';
+		out[1] = '"';
+		*outlen = 2;
+	} else if (out[0] == '\\' && *outlen > 1 && out[1] != '\\' && out[1] != 'n') {
+		memmove(out + 1, out, *outlen);
+		(*outlen)++;
+	}
+	return k;
+}
+
+typedef size_t unit_fn(const char *s, size_t n, char out[UNIT_MAX], size_t *outlen);
+
 void escape_text(FILE *f, const char *buf, size_t len)
 {
 	char out[UNIT_MAX];
@@ -106,7 +130,7 @@ void escape_text(FILE *f, const char *buf, size_t len)
 	}
 }
 
-size_t escape_text_buf(char *dst, size_t size, const char *buf, size_t len)
+static size_t escape_buf(unit_fn *unit, char *dst, size_t size, const char *buf, size_t len)
 {
 	size_t pos = 0, need = 0, outlen;
 	bool full = size == 0;
@@ -114,7 +138,7 @@ size_t escape_text_buf(char *dst, size_t size, const char *buf, size_t len)
 
 	len = strnlen(buf, len);
 	for (size_t i = 0; i < len;) {
-		i += text_unit(buf + i, len - i, out, &outlen);
+		i += unit(buf + i, len - i, out, &outlen);
 		need += outlen;
 		if (!full && pos + outlen < size) {
 			memcpy(dst + pos, out, outlen);
@@ -126,4 +150,14 @@ size_t escape_text_buf(char *dst, size_t size, const char *buf, size_t len)
 	if (size)
 		dst[pos] = '\0';
 	return need;
+}
+
+size_t escape_text_buf(char *dst, size_t size, const char *buf, size_t len)
+{
+	return escape_buf(text_unit, dst, size, buf, len);
+}
+
+size_t escape_label_buf(char *dst, size_t size, const char *buf, size_t len)
+{
+	return escape_buf(label_unit, dst, size, buf, len);
 }

@@ -35,4 +35,14 @@ void escape_text(FILE *f, const char *buf, size_t len);
  * does: the output was truncated if that is >= size. */
 size_t escape_text_buf(char *dst, size_t size, const char *buf, size_t len);
 
+/*
+ * The same for a label value of the Prometheus text formats (OpenMetrics
+ * and 0.0.4), which read \\ \" and \n as a backslash, a quote and a
+ * newline: those three are written so, and become what they were; every
+ * other escape of the text rule (\t, \xNN) has its backslash doubled, so
+ * that Prometheus reads the characters the text output shows. Always
+ * valid UTF-8, whatever the bytes.
+ */
+size_t escape_label_buf(char *dst, size_t size, const char *buf, size_t len);
+
 #endif /* COMMON_ESCAPE_H */

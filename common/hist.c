@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "hist.h"
 
@@ -11,6 +13,7 @@ void hist_merge(struct hist *dst, const struct hist *src)
 		dst->buckets[i] += src->buckets[i];
 	dst->sum += src->sum;
 	dst->errors += src->errors;
+	dst->races += src->races;
 	if (src->max > dst->max)
 		dst->max = src->max;
 	if (src->min_inv > dst->min_inv)
@@ -44,10 +47,11 @@ __u64 hist_count(const struct hist *h)
 	return n;
 }
 
-/* The value of rank @rank's bucket, assuming its values evenly spread,
- * kept inside [lo_clamp, hi_clamp]: what was observed. */
-static double percentile(const struct hist *h, double q, double scale, double lo_clamp,
-			 double hi_clamp)
+/* The raw value of rank @rank's bucket, assuming its values evenly
+ * spread, kept inside [lo_clamp, hi_clamp] (what was observed). Buckets
+ * hold whole raw values (nanoseconds, bytes): a bucket one value wide
+ * gives that value exactly. */
+static double percentile(const struct hist *h, double q, double lo_clamp, double hi_clamp)
 {
 	__u64 total = hist_count(h), seen = 0, rank;
 	double lo, hi, v;
@@ -65,8 +69,7 @@ static double percentile(const struct hist *h, double q, double scale, double lo
 			continue;
 		}
 		lo = (double)hist_bucket_lo(i);
-		/* bucket i holds raw values in [lo, hi + 1) units */
-		hi = (double)hist_bucket_hi(i) + 1 - 1 / scale;
+		hi = (double)hist_bucket_hi(i);
 		if (lo < lo_clamp)
 			lo = lo_clamp;
 		if (hi > hi_clamp)
@@ -91,7 +94,7 @@ double hist_max(const struct hist *h, double scale)
 
 double hist_percentile(const struct hist *h, double q, double scale)
 {
-	return percentile(h, q, scale, hist_min(h, scale), hist_max(h, scale));
+	return percentile(h, q, hist_min(h, 1), hist_max(h, 1)) / scale;
 }
 
 void hist_summarise(const struct hist *h, double scale, struct hist_stats *s)
@@ -109,10 +112,15 @@ void hist_summarise(const struct hist *h, double scale, struct hist_stats *s)
 	s->p999 = hist_percentile(h, 0.999, scale);
 }
 
-/* Row k of the log2 table holds [2^k, 2^(k+1)), row 0 also holds 0. */
-static unsigned int log2_row(unsigned int idx)
+/* Row k of the log2 table holds display values [2^k, 2^(k+1)), row 0
+ * also 0: a bucket goes wholly to the row of its lower bound in the unit.
+ * At @scale 1000 or 1000000 that is exactly the rows of raw powers of two
+ * (2^k * 1024 ns, 2^k * 2^20 ns): a unit's edge 1000 * 2^k falls in the
+ * last quarter-bucket [896 * 2^k, 1024 * 2^k) below 1024 * 2^k (1000000
+ * likewise below 2^20), so no bucket straddles a row the table draws. */
+static unsigned int log2_row(unsigned int idx, __u64 scale)
 {
-	__u64 lo = hist_bucket_lo(idx);
+	__u64 lo = hist_bucket_lo(idx) / scale;
 
 	return lo < 2 ? 0 : hist_log2(lo);
 }
@@ -125,7 +133,7 @@ static void print_bar(FILE *f, __u64 val, __u64 val_max, int width)
 		fputc(i < stars ? '*' : ' ', f);
 }
 
-void hist_print_log2(FILE *f, const struct hist *h, const char *unit_label)
+void hist_print_log2(FILE *f, const struct hist *h, const char *unit_label, __u64 scale)
 {
 	__u64 rows[64] = {0}, val_max = 0;
 	int last = -1, width, stars;
@@ -133,7 +141,7 @@ void hist_print_log2(FILE *f, const struct hist *h, const char *unit_label)
 	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
 		if (!h->buckets[i])
 			continue;
-		rows[log2_row(i)] += h->buckets[i];
+		rows[log2_row(i, scale)] += h->buckets[i];
 	}
 	for (int r = 0; r < 64; r++) {
 		if (rows[r])

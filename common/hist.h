@@ -18,11 +18,14 @@ struct hist_stats {
 /* Add @src into @dst (merging intervals or keys). */
 void hist_merge(struct hist *dst, const struct hist *src);
 
+struct keyed_snapshot;
+
 __u64 hist_bucket_lo(unsigned int idx);
 __u64 hist_bucket_hi(unsigned int idx);
 __u64 hist_count(const struct hist *h);
-/* Raw values (sum, max, min) are @scale times the display unit (1000 for
- * nanoseconds shown as microseconds); buckets are in the display unit. */
+/* Everything the kernel keeps is raw (nanoseconds for latencies, bytes
+ * for sizes), buckets too; @scale is raw values per display unit (1000
+ * for nanoseconds shown as microseconds), and these return display units. */
 double hist_min(const struct hist *h, double scale);
 double hist_max(const struct hist *h, double scale);
 /* The value at quantile @q (0 < q <= 1), interpolated inside its bucket
@@ -30,7 +33,9 @@ double hist_max(const struct hist *h, double scale);
 double hist_percentile(const struct hist *h, double q, double scale);
 void hist_summarise(const struct hist *h, double scale, struct hist_stats *s);
 
-/* The bcc log2 table ("usecs : count distribution", 40-column bar). */
-void hist_print_log2(FILE *f, const struct hist *h, const char *unit_label);
+/* The bcc log2 table ("usecs : count distribution", 40-column bar), its
+ * rows powers of two of the display unit, @scale raw values each: a raw
+ * bucket counts in the row of its lower bound (see log2_row()). */
+void hist_print_log2(FILE *f, const struct hist *h, const char *unit_label, __u64 scale);
 
 #endif /* COMMON_HIST_H */

@@ -6,8 +6,11 @@
  * [2^k, 2^(k+1)) is split into HIST_SUB equal sub-buckets, so a bucket is
  * at most 1/HIST_SUB of its lower bound wide: percentiles read from it are
  * off by less than 25% (HIST_SUB_BITS = 2) of the true value, usually far
- * less after interpolation. Every bucket nests inside one row of the
- * classic log2 table, so that table is rendered exactly.
+ * less after interpolation. Buckets count raw values: nanoseconds for
+ * latencies, whatever the display unit (so the 25% holds below one
+ * microsecond too), bytes for sizes. Every bucket nests inside one
+ * power-of-two row, so the classic log2 table is rendered exactly (in
+ * microseconds and milliseconds, see log2_row() in common/hist.c).
  */
 #ifndef HIST_LAYOUT_H
 #define HIST_LAYOUT_H
@@ -20,7 +23,7 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
-/* The unit the kernel converts latencies to before bucketing. */
+/* The unit values are shown in; the kernel buckets raw values whatever it is. */
 enum hist_unit {
 	UNIT_NSECS,
 	UNIT_USECS,
@@ -28,16 +31,18 @@ enum hist_unit {
 	UNIT_BYTES,	/* sizes, not latencies (biolat --size) */
 };
 
-/* One histogram as the kernel fills it and user space reads it. The
- * buckets count values in the display unit; sum, max and min keep the raw
- * value (nanoseconds for latencies), so that an average or a maximum is
- * not truncated to the unit. */
+/* One histogram as the kernel fills it and user space reads it. Buckets,
+ * sum, max and min all keep the raw value (nanoseconds for latencies), so
+ * that no percentile, average or maximum is truncated to the unit. */
 struct hist {
 	__u64 buckets[HIST_BUCKETS];
 	__u64 sum;	/* of all raw values, for the average */
 	__u64 max;	/* exact largest raw value */
 	__u64 min_inv;	/* ~(exact smallest raw value): 0 while empty, updated like max */
 	__u64 errors;	/* failed operations, counted apart from the latencies */
+	__u64 races;	/* keyed: adds whose max or min lost RAISE_TRIES compare-and-
+			 * swaps in a row to other CPUs (bpf/hist.bpf.h), so max or
+			 * min may be short of that add's value; almost always 0 */
 };
 
 /* One interval of a tool's aggregates, double-buffered in .bss: programs
@@ -51,6 +56,18 @@ struct hist_interval {
 	__u64 unmatched;	/* ends with no recorded start (in flight at attach, or evicted) */
 	__u64 missed_ends;	/* operations whose end no program saw (found when
 				 * the same object starts again): not counted */
+};
+
+/* One CPU's passes into the interval buffers (bpf/interval.bpf.h): a
+ * program counts entering and leaving buffer i; user space, after
+ * flipping to the other buffer, waits on each CPU until the retired
+ * buffer's two counts agree. Counters, not a flag: programs on one CPU
+ * can nest or (PREEMPT_RT) interleave. One cache line per CPU. */
+struct interval_gate {
+	__u64 leave[2];
+	__u64 enter[2];
+	__u64 missed;		/* adds given up: the buffer flipped twice under them */
+	__u64 pad[3];
 };
 
 /* floor(log2(v)) for v > 0, branch-free enough for the verifier. */

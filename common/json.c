@@ -123,7 +123,38 @@ void json_num(struct json *j, const char *key, double val)
 	else if (val == floor(val) && fabs(val) < 1e21)
 		fprintf(j->f, "%.0f", val == 0 ? 0.0 : val);	/* no "-0" */
 	else
-		fprintf(j->f, "%.3f", val);
+		fprintf(j->f, "%.*f", fraction_digits(val, 3, 3, FRACTION_DIGITS_MAX), val);
+}
+
+void json_decimal(struct json *j, const char *key, unsigned long long v, unsigned int digits)
+{
+	unsigned long long div = 1;
+	unsigned int d;
+
+	for (d = 0; d < digits; d++)
+		div *= 10;
+	json_key(j, key);
+	fprintf(j->f, "%llu", v / div);
+	v %= div;
+	/* no trailing zeros: 0.128, not 0.128000 */
+	for (; digits && v % 10 == 0; v /= 10, digits--)
+		;
+	if (digits)
+		fprintf(j->f, ".%0*llu", (int)digits, v);
+}
+
+int fraction_digits(double v, int sig, int min, int max)
+{
+	int d = sig - 1;
+
+	v = fabs(v);
+	if (v == 0 || !isfinite(v))
+		return min;
+	for (; v >= 10 && d > 0; v /= 10)
+		d--;
+	for (; v < 1 && d < max; v *= 10)
+		d++;
+	return d < min ? min : d > max ? max : d;
 }
 
 void json_bool(struct json *j, const char *key, bool val)

@@ -29,7 +29,18 @@ void json_strn(struct json *j, const char *key, const char *buf, size_t len);
 void json_str(struct json *j, const char *key, const char *val);
 void json_u64(struct json *j, const char *key, unsigned long long val);
 void json_i64(struct json *j, const char *key, long long val);
+/* Integers as such; fractions with 3 decimals, or more below 1 for three
+ * significant digits (0.00170), at most FRACTION_DIGITS_MAX. */
 void json_num(struct json *j, const char *key, double val);
+
+/* @v / 10^@digits (@digits <= 19), exactly: nanoseconds as microseconds. */
+void json_decimal(struct json *j, const char *key, unsigned long long v, unsigned int digits);
+
+/* Digits after the point that show @sig significant digits of @v, kept in
+ * [@min, @max]. FRACTION_DIGITS_MAX: a nanosecond in milliseconds is
+ * 0.000001; interpolated percentiles and averages go a little finer. */
+#define FRACTION_DIGITS_MAX 9
+int fraction_digits(double v, int sig, int min, int max);
 void json_bool(struct json *j, const char *key, bool val);
 
 #endif /* COMMON_JSON_H */

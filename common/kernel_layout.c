@@ -6,49 +6,64 @@
 #include "btf_fields.h"
 #include "kernel_layout.h"
 
-#define WANT(t, p, f) BTF_OFFSET(struct kernel_layout, f, t, p)
+/* Each with what bpf/kernel.bpf.h reads there. */
+#define WANT(t, p, f, ...) BTF_OFFSET(struct kernel_layout, f, t, p, __VA_ARGS__)
 const struct btf_want kernel_layout_wants[] = {
-	WANT("task_struct", "group_leader", task_group_leader),
-	WANT("task_struct", "comm", task_comm),
-	WANT("task_struct", "files", task_files),
-	WANT("task_struct", "fs", task_fs),
-	WANT("fs_struct", "pwd", fs_pwd),
-	WANT("files_struct", "fdt", files_fdt),
-	WANT("fdtable", "max_fds", fdt_max_fds),
-	WANT("fdtable", "fd", fdt_fd),
-	WANT("file", "f_path", file_path),
-	WANT("file", "f_inode", file_inode),
-	WANT("path", "mnt", path_mnt),
-	WANT("path", "dentry", path_dentry),
-	WANT("dentry", "d_parent", dentry_parent),
-	WANT("dentry", "d_name.name", dentry_name),
-	WANT("vfsmount", "mnt_root", vfsmount_root),
-	WANT("mount", "mnt", mount_mnt),
-	WANT("mount", "mnt_parent", mount_parent),
-	WANT("mount", "mnt_mountpoint", mount_mountpoint),
-	WANT("inode", "i_ino", inode_ino),
-	WANT("inode", "i_sb", inode_sb),
-	WANT("super_block", "s_dev", sb_dev),
-	WANT("super_block", "s_magic", sb_magic),
+	WANT("task_struct", "group_leader", task_group_leader, BTF_PTR),
+	WANT("task_struct", "comm", task_comm, BTF_BYTES(16)),	/* TASK_COMM_LEN */
+	WANT("task_struct", "files", task_files, BTF_PTR),
+	WANT("task_struct", "fs", task_fs, BTF_PTR),
+	WANT("fs_struct", "pwd", fs_pwd, BTF_NOREAD),	/* a struct path: its members are */
+	WANT("files_struct", "fdt", files_fdt, BTF_PTR),
+	WANT("fdtable", "max_fds", fdt_max_fds, BTF_U32),
+	WANT("fdtable", "fd", fdt_fd, BTF_PTR),
+	WANT("file", "f_path", file_path, BTF_NOREAD),
+	WANT("file", "f_inode", file_inode, BTF_PTR),
+	WANT("path", "mnt", path_mnt, BTF_PTR),
+	WANT("path", "dentry", path_dentry, BTF_PTR),
+	WANT("dentry", "d_parent", dentry_parent, BTF_PTR),
+	WANT("dentry", "d_name.name", dentry_name, BTF_PTR),
+	WANT("vfsmount", "mnt_root", vfsmount_root, BTF_PTR),
+	WANT("mount", "mnt", mount_mnt, BTF_NOREAD),	/* a struct vfsmount */
+	WANT("mount", "mnt_parent", mount_parent, BTF_PTR),
+	WANT("mount", "mnt_mountpoint", mount_mountpoint, BTF_PTR),
+	WANT("inode", "i_ino", inode_ino, BTF_U64),
+	WANT("inode", "i_sb", inode_sb, BTF_PTR),
+	WANT("super_block", "s_dev", sb_dev, BTF_U32),
+	WANT("super_block", "s_magic", sb_magic, BTF_U64),
 	/* readlat -B: a thread asleep in io_schedule() (a bitfield). */
 	BTF_WANT(BTF_WANT_BIT_OFFSET, "task_struct", "in_iowait", struct kernel_layout,
-		 task_in_iowait, true),
+		 task_in_iowait, true, BTF_BITS(1)),
 };
 
 const size_t kernel_layout_nwants = sizeof(kernel_layout_wants) / sizeof(kernel_layout_wants[0]);
 
-int kernel_layout_load(struct kernel_layout *l, const char *btf_path)
+/* Every required want answered (optional ones may be missing or, with
+ * -BTF_FIELDS_MISMATCH, mismatched: the caller judges those). */
+static bool required_found(const struct kernel_layout *l)
+{
+	for (size_t i = 0; i < kernel_layout_nwants; i++) {
+		__u32 v;
+
+		memcpy(&v, (const char *)l + kernel_layout_wants[i].field, sizeof(v));
+		if (!kernel_layout_wants[i].optional && v == BTF_FIELD_NONE)
+			return false;
+	}
+	return true;
+}
+
+int kernel_layout_load(struct kernel_layout *l, int btf_fd)
 {
 	int err;
 
 	memset(l, 0, sizeof(*l));
-	err = btf_fields_load(kernel_layout_wants, kernel_layout_nwants, l, btf_path);
-	if (err) {
+	err = btf_fields_load(kernel_layout_wants, kernel_layout_nwants, l, btf_fd);
+	if (err && (err != -BTF_FIELDS_MISMATCH || !required_found(l))) {
 		memset(l, 0, sizeof(*l));
 		return err;
 	}
 	l->valid = 1;
-	return 0;
+	return err;
 }
 
 /* The one want of the table above, alone: the pass then stops at task_struct. */
@@ -58,6 +73,6 @@ __u32 kernel_task_comm_offset(void)
 
 	for (size_t i = 0; i < kernel_layout_nwants; i++)
 		if (kernel_layout_wants[i].field == offsetof(struct kernel_layout, task_comm))
-			return btf_fields_load(&kernel_layout_wants[i], 1, &l, NULL) ? 0 : l.task_comm;
+			return btf_fields_load(&kernel_layout_wants[i], 1, &l, -1) ? 0 : l.task_comm;
 	return 0;
 }

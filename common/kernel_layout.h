@@ -48,9 +48,11 @@ struct file_name {
  * offsets in the same pass (btf_wants_into()); then set valid itself. */
 extern const struct btf_want kernel_layout_wants[];
 extern const size_t kernel_layout_nwants;
-/* Fill @l from @btf_path, or the running kernel's BTF when NULL. Returns 0,
- * or a negative errno with l->valid = 0. */
-int kernel_layout_load(struct kernel_layout *l, const char *btf_path);
+/* Fill @l from the BTF open at @btf_fd (--btf), or the running kernel's
+ * when < 0. Returns 0; -BTF_FIELDS_MISMATCH with l->valid = 1 when only
+ * an optional member (task_in_iowait) has another size than is read, and
+ * it is KERNEL_LAYOUT_NONE; else a negative errno with l->valid = 0. */
+int kernel_layout_load(struct kernel_layout *l, int btf_fd);
 /* Where a task's name is in the running kernel's task_struct, from its
  * own BTF (a program may then read it in place); 0 without that BTF. */
 __u32 kernel_task_comm_offset(void);

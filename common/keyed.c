@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +16,28 @@ void keyed_unused(struct bpf_map *a, struct bpf_map *b)
 	bpf_map__set_max_entries(b, 1);
 }
 
+struct slot_fill {
+	int slot_fd;
+	__u32 idx;
+	int inner_fd;
+	int err;
+};
+
+static void *slot_fill(void *arg)
+{
+	struct slot_fill *f = arg;
+
+	if (bpf_map_update_elem(f->slot_fd, &f->idx, &f->inner_fd, BPF_ANY))
+		f->err = -errno;
+	return NULL;
+}
+
 int keyed_hist_init(struct keyed_hist *k, struct bpf_map *slot,
 		    struct bpf_map *a, struct bpf_map *b)
 {
-	__u32 zero = 0;
+	struct slot_fill first, second;
+	bool threaded;
+	pthread_t t;
 
 	k->slot_fd = bpf_map__fd(slot);
 	k->inner_fd[0] = bpf_map__fd(a);
@@ -25,7 +45,20 @@ int keyed_hist_init(struct keyed_hist *k, struct bpf_map *slot,
 	k->key_size = bpf_map__key_size(a);
 	k->value_size = bpf_map__value_size(a);
 	k->active = 0;
-	return bpf_map_update_elem(k->slot_fd, &zero, &k->inner_fd[0], BPF_ANY) ? -errno : 0;
+	/* Filled once, before any program runs: no report's update waits.
+	 * Each update of a map of maps returns only after an RCU grace
+	 * period (8-16 ms here), the kernel's promise that no program still
+	 * sees the old value; the two are made at once, from two threads,
+	 * so that start-up waits for one grace period, not two. */
+	first = (struct slot_fill){ k->slot_fd, 0, k->inner_fd[0], 0 };
+	second = (struct slot_fill){ k->slot_fd, 1, k->inner_fd[1], 0 };
+	threaded = pthread_create(&t, NULL, slot_fill, &second) == 0;
+	slot_fill(&first);
+	if (threaded)
+		pthread_join(t, NULL);
+	else
+		slot_fill(&second);
+	return first.err ? first.err : second.err;
 }
 
 static int grow(struct keyed_snapshot *s, size_t *cap)
@@ -45,15 +78,9 @@ static int grow(struct keyed_snapshot *s, size_t *cap)
 	return 0;
 }
 
-int keyed_hist_swap(struct keyed_hist *k)
+void keyed_hist_swap(struct keyed_hist *k)
 {
-	int next = k->inner_fd[!k->active];
-	__u32 zero = 0;
-
-	if (bpf_map_update_elem(k->slot_fd, &zero, &next, BPF_ANY))
-		return -errno;
 	k->active = !k->active;
-	return 0;
 }
 
 int keyed_hist_read(struct keyed_hist *k, struct keyed_snapshot *s)
@@ -131,4 +158,16 @@ void keyed_process_name(int names_fd, __u32 pid, char *comm, size_t len)
 		snprintf(comm, len, "?");
 	else
 		snprintf(comm, len, "%.*s", FILTER_COMM_LEN, name);
+}
+
+int process_key_cmp(const struct process_key *a, const struct process_key *b)
+{
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return memcmp(a->comm, b->comm, sizeof(a->comm));
+}
+
+void process_key_name(const struct process_key *k, char *comm, size_t len)
+{
+	snprintf(comm, len, "%.*s", FILTER_COMM_LEN, k->comm[0] ? k->comm : "?");
 }

@@ -2,16 +2,17 @@
 /*
  * Keyed aggregates: histograms or counters, one per process, file, disk,
  * flow (any value type). The kernel adds to
- * the inner hash map in a one-slot ARRAY_OF_MAPS; each interval user space
- * puts the other inner map in the slot (the update returns only after
- * every program that could still see the old map has finished) and then
- * reads and empties the retired one. No add is lost between read and clear.
+ * inner hash map interval_cur & 1 of a two-entry ARRAY_OF_MAPS (filled
+ * once); each interval user space flips interval_cur, waits until no
+ * program can still add to the old map (common/drain.c) and then
+ * reads and empties it. No add is lost between read and clear.
  */
 #ifndef COMMON_KEYED_H
 #define COMMON_KEYED_H
 
 #include <stddef.h>
 #include "hist.h"
+#include "process_key.h"
 
 struct bpf_map;
 
@@ -35,16 +36,21 @@ struct keyed_snapshot {
 void keyed_unused(struct bpf_map *a, struct bpf_map *b);
 int keyed_hist_init(struct keyed_hist *k, struct bpf_map *slot,
 		    struct bpf_map *a, struct bpf_map *b);
-/* Put the other inner map in the slot; returns once no program can
- * still add to the retired one. */
-int keyed_hist_swap(struct keyed_hist *k);
+/* Follow the flip of interval_cur (drain_interval() does it, and waits
+ * until no program can still add to the retired map). */
+void keyed_hist_swap(struct keyed_hist *k);
 /* Read and empty the map retired by the last swap. */
 int keyed_hist_read(struct keyed_hist *k, struct keyed_snapshot *s);
 void keyed_sort(struct keyed_snapshot *s, int (*cmp)(const void *a, const void *b));
 const void *keyed_key(const struct keyed_snapshot *s, size_t i);
 const void *keyed_value(const struct keyed_snapshot *s, size_t i);
 void keyed_snapshot_free(struct keyed_snapshot *s);
-/* The name bpf/names.bpf.h recorded for process @pid, or "?". */
+/* The name bpf/names.bpf.h recorded for process @pid at its latest
+ * event, or "?". */
 void keyed_process_name(int names_fd, __u32 pid, char *comm, size_t len);
+/* struct process_key (common/process_key.h): by pid, then name; its name
+ * as a C string ("?" if the kernel could not read one). */
+int process_key_cmp(const struct process_key *a, const struct process_key *b);
+void process_key_name(const struct process_key *k, char *comm, size_t len);
 
 #endif /* COMMON_KEYED_H */

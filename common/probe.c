@@ -228,6 +228,42 @@ int probes_select(const struct tool *t, int only_kind, struct probe_set *ps)
 	return err;
 }
 
+/* --check: an event these options do not need, listed all the same (the
+ * user asks what the tool may attach); its absence fails nothing. */
+static void list_unwanted(const struct tool *t, int only_kind, int first)
+{
+	char why[512] = "", name[128], desc[160];
+	const char *event = t->probes[first].event;
+	bool of_kind = false;
+
+	/* --probe KIND pins the events that have a probe of that kind. */
+	for (int i = first; i < t->nprobes; i++)
+		of_kind |= !strcmp(t->probes[i].event, event) && (int)t->probes[i].kind == only_kind;
+	if (!of_kind)
+		only_kind = -1;
+	snprintf(name, sizeof(name), "probe %s", event);
+	for (int i = first; i < t->nprobes; i++) {
+		const struct probe *p = &t->probes[i];
+
+		if (strcmp(p->event, event) || (only_kind >= 0 && p->kind != (enum probe_kind)only_kind))
+			continue;
+		describe(p, desc, sizeof(desc));
+		if (probe_available(p, why, sizeof(why))) {
+			check_row(name, CHECK_OK, "%s (used with other options)", desc);
+			return;
+		}
+	}
+	check_row(name, CHECK_FALLBACK, "%s%sused only with other options",
+		  why[0] ? why : "", why[0] ? "; " : "");
+}
+
+void probes_list_unwanted(const struct tool *t, int only_kind)
+{
+	for (int i = 0; i < t->nprobes && i < MAX_PROBES; i++)
+		if (first_of_event(t, i) && !event_wanted(t, t->probes[i].event))
+			list_unwanted(t, only_kind, i);
+}
+
 int probe_autoload(struct bpf_object *obj, const char *name, bool load)
 {
 	struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
@@ -294,19 +330,24 @@ bool probe_task_storage(void)
 	return ok;
 }
 
+int prog_info(const struct bpf_program *prog, struct bpf_prog_info *info)
+{
+	__u32 len = sizeof(*info);
+	int fd = bpf_program__fd(prog);
+
+	memset(info, 0, sizeof(*info));
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, info, &len) ? 0 : -1;
+}
+
 unsigned long long probe_misses(const struct bpf_object *obj)
 {
 	unsigned long long sum = 0;
 	struct bpf_program *prog;
+	struct bpf_prog_info info;
 
-	bpf_object__for_each_program(prog, obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+	bpf_object__for_each_program(prog, obj)
+		if (!prog_info(prog, &info))
 			sum += info.recursion_misses;
-	}
 	return sum;
 }
 

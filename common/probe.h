@@ -25,6 +25,9 @@ int probe_tracepoint_access(const char *category_name, char *path, size_t len);
 /* Pick one probe per wanted event (of kind only_kind, unless it is -1) and
  * report each with check_row(). Returns 0 if every wanted event has one. */
 int probes_select(const struct tool *t, int only_kind, struct probe_set *ps);
+/* --check: list, with check_row(), the events these options do not
+ * need (each one's first probe this kernel offers); nothing fails. */
+void probes_list_unwanted(const struct tool *t, int only_kind);
 /* Load only the chosen programs. */
 int probes_autoload(const struct tool *t, const struct probe_set *ps, struct bpf_object *obj);
 /* Load program @name of @obj or not; -ENOENT (said) if it has none. */
@@ -38,6 +41,9 @@ bool probe_task_storage(void);
 /* Attach the chosen probes, in the reverse order of the tool's list. */
 int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object *obj);
 void probes_detach(const struct tool *t, struct probe_set *ps);
+/* @prog's kernel info (run counts, recursion misses) into @info: 0, or
+ * -1 if it is not loaded or the kernel refuses. */
+int prog_info(const struct bpf_program *prog, struct bpf_prog_info *info);
 /* Runs of @obj's loaded programs the kernel skipped because one of them
  * was already running on that CPU (an interrupt's event during a
  * program): the sum of their recursion_misses, since load. */

@@ -22,10 +22,13 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "diag.h"
+#include "drain.h"
 #include "kernel_layout.h"
 #include "probe.h"
 #include "selfcost.h"
+#include "textfile.h"
 #include "tool.h"
+#include "userpath.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -58,9 +61,14 @@ struct session {
 	/* Deadlines on CLOCK_MONOTONIC, ns: the loop sleeps in epoll until the
 	 * first, so the tool itself makes no read() that it would trace. */
 	__u64 next_report, stop_at, next_thread_poll, next_stream_poll;
+	unsigned long long skipped;	/* interval ticks passed since the last report */
 	bool target_gone;
 	bool failed;		/* the tool's report failed: exit 1 */
 	struct bpf_link *filter_links[3];
+	struct textfile textfile;	/* --textfile */
+	struct metric_family textfile_errors;	/* <tool>_textfile_write_errors */
+	char textfile_errors_name[64];
+	unsigned long long textfile_errors_counted;	/* of textfile.errors, in the store */
 };
 
 enum wake { WAKE_NONE, WAKE_INTERVAL, WAKE_STOP, WAKE_TARGET_EXIT };
@@ -114,6 +122,27 @@ static int set_pid_namespace(struct session *s)
 	if (set_rodata(s->obj, "pidns_dev", &dev, sizeof(dev)) ||
 	    set_rodata(s->obj, "pidns_ino", &ino, sizeof(ino))) {
 		diag_error("internal error: the BPF object lacks the filter of bpf/filter.bpf.h");
+		return -1;
+	}
+	return 0;
+}
+
+/* bpf/interval.bpf.h's gates, for intervals shorter than an RCU grace
+ * period: one per possible CPU (a tool without intervals has none). */
+static int set_gates(struct session *s)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(s->obj, "interval_gates");
+	bool gated = drain_choose(s->rc->interval);
+	int ncpus = libbpf_num_possible_cpus();
+
+	if (!map)
+		return 0;
+	if (set_rodata(s->obj, "interval_gated", &gated, sizeof(gated))) {
+		diag_error("internal error: the BPF object lacks interval_gated of bpf/interval.bpf.h");
+		return -1;
+	}
+	if (gated && (ncpus <= 0 || bpf_map__set_max_entries(map, (__u32)ncpus))) {
+		diag_error("cannot size the interval gates: %s", strerror(ncpus < 0 ? -ncpus : EINVAL));
 		return -1;
 	}
 	return 0;
@@ -283,7 +312,8 @@ static int open_cgroup(struct session *s)
 	s->cgroup_fd = -1;
 	if (!s->rc->cgroup)
 		return 0;
-	s->cgroup_fd = open(s->rc->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* As the user: the capabilities must not tell what they cannot see. */
+	s->cgroup_fd = user_open(s->rc->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->cgroup_fd < 0) {
 		diag_error("cannot open cgroup %s: %s", s->rc->cgroup, strerror(errno));
 		return -1;
@@ -294,6 +324,28 @@ static int open_cgroup(struct session *s)
 		return -1;
 	}
 	return 0;
+}
+
+/* --textfile's directory, as the user sees it: a run that could not
+ * write there fails now, before anything is loaded. */
+static bool check_textfile(struct session *s)
+{
+	char why[512];
+
+	if (!s->rc->textfile)
+		return true;
+	if (textfile_open(&s->textfile, s->rc->textfile, why, sizeof(why))) {
+		check_row("textfile", CHECK_FAILED, "%s", why);
+		return false;
+	}
+	check_row("textfile", CHECK_OK, "%s", s->rc->textfile);
+	snprintf(s->textfile_errors_name, sizeof(s->textfile_errors_name), "%s_textfile_write_errors",
+		 s->tool->name);
+	s->textfile_errors = (struct metric_family){
+		.name = s->textfile_errors_name, .type = METRIC_COUNTER,
+		.help = "Writes of --textfile that failed (the file before them was kept)",
+	};
+	return true;
 }
 
 /* The checks that --check prints and a run needs; false if it cannot run. */
@@ -310,10 +362,10 @@ static bool check_environment(struct session *s)
 		return false;
 	}
 	check_row("kernel lockdown", CHECK_OK, "%s", diag_lockdown());
-	if (diag_btf_present()) {
+	if (s->rc->btf_name) {
+		check_row("kernel BTF", CHECK_OK, "%s (--btf)", s->rc->btf_name);
+	} else if (diag_btf_present()) {
 		check_row("kernel BTF", CHECK_OK, "%s", KERNEL_BTF_PATH);
-	} else if (s->rc->btf_path) {
-		check_row("kernel BTF", CHECK_OK, "%s (--btf)", s->rc->btf_path);
 	} else if (!t->needs_btf) {
 		check_row("kernel BTF", CHECK_FALLBACK,
 			  "%s is missing (kernel built without CONFIG_DEBUG_INFO_BTF)", KERNEL_BTF_PATH);
@@ -332,9 +384,11 @@ static bool check_environment(struct session *s)
 	}
 	if (probes_select(t, s->rc->probe_kind, &s->probes))
 		ok = false;
+	if (s->rc->check)
+		probes_list_unwanted(t, s->rc->probe_kind);
 	if (t->features && t->features(s->rc))
 		ok = false;
-	return ok;
+	return check_textfile(s) && ok;
 }
 
 /* The one line a normal run prints when the checks say it cannot run. */
@@ -363,6 +417,17 @@ static int add_fd(struct session *s, int fd)
 	return fd < 0 ? 0 : epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* A closed reader (| head) shows on stdout as EPOLLERR, a hung-up
+ * terminal as EPOLLHUP: watched (both are always reported, asked or not),
+ * the loop ends then, not at the next line it would print. A file or
+ * /dev/null cannot be watched and need not be. */
+static void watch_stdout(struct session *s)
+{
+	struct epoll_event ev = { .events = 0, .data.fd = STDOUT_FILENO };
+
+	epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, STDOUT_FILENO, &ev);
+}
+
 static __u64 now_ns(void)
 {
 	struct timespec ts;
@@ -376,28 +441,65 @@ static __u64 after(double seconds)
 	return seconds ? now_ns() + (__u64)(seconds * 1e9) : NO_DEADLINE;
 }
 
+/* A stop that comes during start-up is taken at the next step, which
+ * then goes straight to the final report; a start-up stuck where it
+ * cannot see it (a write to a full stderr, an open of a FIFO) is ended
+ * by the default action of SIGALRM this long after. */
+#define STARTUP_STOP_SECS 1
+
+static volatile sig_atomic_t starting = 1;
+
 static void on_stop_signal(int sig)
 {
 	stop_requested = sig;
+	if (starting) {
+		diag_log_off();
+		alarm(STARTUP_STOP_SECS);
+	}
 }
 
-/* SIGINT and SIGTERM stay blocked (since tool_run's first line, so that
- * one sent in the first milliseconds is not lost) except while the loop
- * waits in epoll_pwait(), where they interrupt it. */
-static void block_stop_signals(sigset_t *old)
+static void stop_signals(sigset_t *set)
 {
-	sigset_t mask;
-
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, old);
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
 }
 
+/* From the first line on, SIGINT and SIGTERM are caught, not blocked:
+ * without SA_RESTART they interrupt a blocking call of the start-up
+ * (which then fails or carries on), and the stop is taken at the next
+ * step (see on_stop_signal). Set here because a shell starts background
+ * jobs with SIGINT ignored. */
+static void stop_signals_startup(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	sigset_t set;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGALRM, SIG_DFL);
+	stop_signals(&set);
+	sigaddset(&set, SIGALRM);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/* From the loop on, a stop ends the run with a final report: SIGINT and
+ * SIGTERM stay blocked except while the loop waits in epoll_pwait2(),
+ * where they interrupt it, and a stop that comes while the tool is
+ * reporting is taken with stop_pending(). */
 static int setup_loop(struct session *s)
 {
 	struct sigaction sa = { .sa_handler = on_stop_signal };
+	sigset_t set;
 
+	stop_signals(&set);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	starting = 0;
+	/* A stop during start-up is taken by the loop's first look, with
+	 * the alarm still set: a final report stuck on a full pipe ends too. */
+	if (!stop_requested)
+		alarm(0);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -413,11 +515,13 @@ static int setup_loop(struct session *s)
 		diag_error("cannot set up the event loop: %s", strerror(errno));
 		return -1;
 	}
+	watch_stdout(s);
 	return 0;
 }
 
-/* Milliseconds until the first deadline, rounded up; -1: none. */
-static int wait_ms(const struct session *s, __u64 now)
+/* The time until the first deadline, in @ts; NULL: none. Nanoseconds:
+ * rounded up to milliseconds, a 1 ms interval would lose most ticks. */
+static struct timespec *wait_time(const struct session *s, __u64 now, struct timespec *ts)
 {
 	__u64 first = s->next_report;
 
@@ -428,11 +532,48 @@ static int wait_ms(const struct session *s, __u64 now)
 	if (s->next_stream_poll < first)
 		first = s->next_stream_poll;
 	if (first == NO_DEADLINE)
-		return -1;
-	if (first <= now)
-		return 0;
-	first = (first - now + 999999) / 1000000;
-	return first > 3600000 ? 3600000 : (int)first;
+		return NULL;
+	first = first <= now ? 0 : first - now;
+	ts->tv_sec = (time_t)(first / NS_PER_SEC);
+	ts->tv_nsec = (long)(first % NS_PER_SEC);
+	return ts;
+}
+
+/* epoll_pwait2 (Linux 5.11) takes nanoseconds; before it, epoll_pwait's
+ * milliseconds, rounded up. */
+static int wait_events(struct session *s, struct epoll_event *evs, int n, const sigset_t *mask)
+{
+	static bool no_pwait2;
+	struct timespec ts, *t = wait_time(s, now_ns(), &ts);
+	long long ms;
+	int got;
+
+	if (!no_pwait2) {
+		got = epoll_pwait2(s->epoll_fd, evs, n, t, mask);
+		/* ENOSYS before 5.11; EPERM from a seccomp filter that
+		 * predates it (a container's): epoll_pwait serves either. */
+		if (got >= 0 || (errno != ENOSYS && errno != EPERM))
+			return got;
+		no_pwait2 = true;
+	}
+	ms = t ? (long long)t->tv_sec * 1000 + (t->tv_nsec + 999999) / 1000000 : -1;
+	return epoll_pwait(s->epoll_fd, evs, n, ms > 3600000 ? 3600000 : (int)ms, mask);
+}
+
+/* A stop sent while the tool was not waiting: still pending, since the
+ * stop signals are blocked then, and epoll_pwait2 with a deadline already
+ * passed (a report that overran the interval) returns before delivering
+ * it. Taken here, so that a stop is seen within one report. */
+static void stop_pending(void)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t set;
+	int sig;
+
+	stop_signals(&set);
+	sig = sigtimedwait(&set, NULL, &zero);
+	if (sig > 0)
+		stop_requested = sig;
 }
 
 /* The deadlines that have passed, as a wake reason. */
@@ -453,10 +594,13 @@ static enum wake deadlines(struct session *s)
 			return WAKE_TARGET_EXIT;
 	}
 	if (now >= s->next_report) {
-		/* On the original grid; ticks missed while reporting are skipped. */
-		do
+		/* On the original grid; ticks missed while reporting are
+		 * skipped, and counted: the next report says so. */
+		s->next_report += interval;
+		while (s->next_report <= now) {
 			s->next_report += interval;
-		while (s->next_report <= now);
+			s->skipped++;
+		}
 		return WAKE_INTERVAL;
 	}
 	return WAKE_NONE;
@@ -466,8 +610,10 @@ static enum wake wait_wake(struct session *s, const sigset_t *waiting_mask)
 {
 	struct epoll_event evs[8];
 	enum wake wake = WAKE_NONE;
-	int n = epoll_pwait(s->epoll_fd, evs, 8, wait_ms(s, now_ns()), waiting_mask);
+	int n = wait_events(s, evs, 8, waiting_mask);
 
+	if (!stop_requested)
+		stop_pending();
 	if (stop_requested)
 		return WAKE_STOP;
 	for (int i = 0; i < n; i++) {
@@ -475,6 +621,8 @@ static enum wake wait_wake(struct session *s, const sigset_t *waiting_mask)
 
 		if (fd == s->target_fd)
 			return WAKE_TARGET_EXIT;
+		if (fd == STDOUT_FILENO)
+			return WAKE_STOP;
 		if (events(s) && fd == ring_buffer__epoll_fd(events(s)))
 			ring_buffer__consume(events(s));
 	}
@@ -482,20 +630,63 @@ static enum wake wait_wake(struct session *s, const sigset_t *waiting_mask)
 	return wake;
 }
 
+static int render_textfile(void *store, FILE *f)
+{
+	return metrics_render(store, METRICS_TEXT_004, f);
+}
+
+/* The file replaced, with the writes that failed before this one counted
+ * in it: from the first file on, at 0, so that an alert has a series. */
+static void write_textfile(struct session *s)
+{
+	struct output *o = &s->out;
+
+	output_count(o, &s->textfile_errors, NULL, 0, s->textfile.errors - s->textfile_errors_counted);
+	s->textfile_errors_counted = s->textfile.errors;
+	textfile_write(&s->textfile, render_textfile, output_metrics(o));
+}
+
+/* After each report with a store: what the runtime counts itself, then
+ * the exposition, whole, on stdout for --output openmetrics (a scrape
+ * reads the last one), and in the --textfile. */
+static void report_metrics(struct session *s)
+{
+	struct output *o = &s->out;
+
+	if (!output_metrics(o))
+		return;
+	if (s->rc->self_cost)
+		selfcost_count(s->stats_fd, s->obj, o);
+	if (o->format == OUTPUT_OPENMETRICS && !o->err &&
+	    metrics_render(output_metrics(o), METRICS_OPENMETRICS, o->f))
+		o->err = errno;
+	if (s->rc->textfile)
+		write_textfile(s);
+}
+
 /* Report one interval; false when the run must end (output or tool failure). */
 static bool report(struct session *s)
 {
+	FILE *note = s->out.format == OUTPUT_OPENMETRICS ? stderr : s->out.f;
+
 	if (events(s))
 		ring_buffer__consume(events(s));
 	/* -T heads each report; a stream of events has a time on every line. */
 	if (streaming(s))
 		output_now(&s->out);
 	else
-		output_stamp(&s->out);
+		output_report_begin(&s->out);
+	s->out.skipped = s->skipped;
 	if (s->tool->report && s->tool->report(&s->out)) {
 		s->failed = true;
 		return false;
 	}
+	if (s->skipped && !s->out.json)
+		fprintf(note, "(%llu interval%s skipped: the report before took longer than the "
+			"interval; this one covers %s)\n", s->skipped, s->skipped == 1 ? "" : "s",
+			s->skipped == 1 ? "it" : "them");
+	s->skipped = s->out.skipped = 0;
+	report_metrics(s);
 	return output_flush(&s->out) == 0;
 }
 
@@ -504,10 +695,14 @@ static void run_loop(struct session *s)
 	long reports = 0;
 	sigset_t waiting;
 
-	/* While waiting: the mask as it was before tool_run blocked the stop signals. */
+	/* While waiting: the mask as it was before setup_loop blocked the stop signals. */
 	sigprocmask(SIG_SETMASK, NULL, &waiting);
 	sigdelset(&waiting, SIGINT);
 	sigdelset(&waiting, SIGTERM);
+	if (stop_requested) {	/* during start-up */
+		report(s);
+		return;
+	}
 	for (;;) {
 		switch (wait_wake(s, &waiting)) {
 		case WAKE_INTERVAL:
@@ -543,7 +738,7 @@ static int load_and_attach(struct session *s)
 		return -1;
 	}
 	s->obj = *skel->obj;
-	if (set_filters(s) || set_unit(s) || probes_autoload(t, &s->probes, s->obj))
+	if (set_filters(s) || set_unit(s) || set_gates(s) || probes_autoload(t, &s->probes, s->obj))
 		return -1;
 	err = bpf_object__load_skeleton(skel);
 	if (err) {
@@ -578,6 +773,7 @@ static void cleanup(struct session *s)
 		bpf_link__destroy(s->filter_links[i]);
 	if (s->tool->close)
 		s->tool->close();
+	textfile_close(&s->textfile, s->rc->textfile_keep);
 	int fds[] = { s->target_fd, s->cgroup_fd, s->stats_fd, s->epoll_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
@@ -595,6 +791,20 @@ static bool output_ended(struct output *o)
 	return true;
 }
 
+/* Runs of the tool's programs that the kernel skipped: one of them, or a
+ * BPF map syscall of any process, held the CPU's bpf_prog_active (or the
+ * program was already running there). Counted by the kernel for raw
+ * tracepoints and fentry, and since 6.7 for tracepoints and kprobes too;
+ * each is an event no program saw, so said once, at the end. */
+static void report_skipped_runs(const struct session *s)
+{
+	unsigned long long misses = s->tool->tells_skipped_runs ? 0 : probe_misses(s->obj);
+
+	if (misses)
+		diag_error("the kernel skipped %llu runs of this tool's programs (another BPF "
+			   "program or a BPF map syscall held the CPU): events it did not see", misses);
+}
+
 static int run_trace(struct session *s)
 {
 	int code = EXIT_RUNTIME, err;
@@ -609,15 +819,20 @@ static int run_trace(struct session *s)
 		goto out;
 	if (load_and_attach(s) || setup_loop(s))
 		goto out;
-	banner(s);
+	if (!stop_requested)
+		banner(s);
 	run_loop(s);
 	if (s->target_gone)
 		fprintf(stderr, "%s: %s %d exited\n", s->tool->name,
 			s->rc->pid ? "process" : "thread", s->rc->pid ? s->rc->pid : s->rc->tid);
 	if (s->tool->finish && !s->out.err)
 		s->tool->finish(&s->out);
+	report_skipped_runs(s);
 	if (s->rc->self_cost)
 		selfcost_report(s->stats_fd, s->obj);
+	/* Reported: what is left (detaching) cannot hang, and must not end
+	 * by the start-up stop's SIGALRM on a loaded machine. */
+	alarm(0);
 	code = output_ended(&s->out) || s->failed ? EXIT_RUNTIME : 0;
 out:
 	cleanup(s);
@@ -649,6 +864,7 @@ static int run_check(struct session *s)
 
 	check_begin(true);
 	ok = check_environment(s) && check_end();
+	textfile_close(&s->textfile, true);
 	printf("%s %s run on this system\n", s->tool->name, ok ? "can" : "cannot");
 	return ok ? 0 : EXIT_RUNTIME;
 }
@@ -661,15 +877,27 @@ const struct bpf_object_open_opts *tool_open_opts(const struct run_config *rc)
 	return &opts;
 }
 
+static int start_metrics(struct output *o, const struct run_config *rc)
+{
+	struct metrics_config c = { .max_series = rc->max_series, .label_pid = rc->label_pid };
+
+	if (!output_metrics_start(o, &c))
+		return 0;
+	diag_error("out of memory");
+	return -1;
+}
+
 int tool_run(const struct tool *t, int argc, char **argv)
 {
 	struct run_config rc;
+	int code;
 	struct session s = {
 		.tool = t, .rc = &rc,
 		.target_fd = -1, .cgroup_fd = -1, .stats_fd = -1, .epoll_fd = -1,
+		.textfile = { .dir_fd = -1 },
 	};
 
-	block_stop_signals(NULL);
+	stop_signals_startup();
 	/* The time zone is read once, now: later it would be a read(2) of
 	 * the tool's own, timed by a tool that traces reads. */
 	tzset();
@@ -677,7 +905,7 @@ int tool_run(const struct tool *t, int argc, char **argv)
 	 * take its number and the report would be written into it. */
 	if (keep_std_fds_open())
 		return EXIT_RUNTIME;
-	diag_set_tool(t->name);
+	diag_set_tool(cli_display_name(t, argc ? argv[0] : NULL));
 	switch (cli_parse(t, argc, argv, &rc)) {
 	case CLI_EXIT_OK:
 		return 0;
@@ -687,8 +915,13 @@ int tool_run(const struct tool *t, int argc, char **argv)
 	case CLI_RUN:
 		break;
 	}
-	s.out = (struct output){ .f = stdout, .tool = t->name, .json = rc.json,
-				 .timestamp = rc.timestamp, .unit = rc.unit };
+	s.out = (struct output){ .f = stdout, .tool = t->name, .json = rc.json, .format = rc.output,
+				 .timestamp = rc.timestamp, .verbose = rc.verbose, .unit = rc.unit,
+				 .hist_family = t->hist_family, .errors_family = t->errors_family };
+	if (!rc.check && (rc.output == OUTPUT_OPENMETRICS || rc.textfile) && start_metrics(&s.out, &rc))
+		return EXIT_RUNTIME;
 	diag_capture_libbpf(rc.verbose);
-	return rc.check ? run_check(&s) : run_trace(&s);
+	code = rc.check ? run_check(&s) : run_trace(&s);
+	output_metrics_stop(&s.out);
+	return code;
 }

@@ -6,7 +6,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "diag.h"
+#include "output.h"
+#include "probe.h"
 #include "selfcost.h"
+
+/* The programs whose counts selfcost_count() has taken, by their order
+ * in the object; more than a tool has. */
+#define PROGS_MAX 128
 
 int selfcost_start(void)
 {
@@ -27,11 +33,9 @@ void selfcost_report(int stats_fd, struct bpf_object *obj)
 	fprintf(stderr, "\nself-cost (BPF run time while stats were on; enabling them adds ~100 ns per event):\n");
 	fprintf(stderr, "%-24s %14s %10s\n", "PROGRAM", "RUNS", "AVG NS");
 	bpf_object__for_each_program(prog, obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
+		struct bpf_prog_info info;
 
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		if (prog_info(prog, &info))
 			continue;
 		fprintf(stderr, "%-24s %14llu %10.1f\n", bpf_program__name(prog),
 			(unsigned long long)info.run_cnt,
@@ -40,4 +44,47 @@ void selfcost_report(int stats_fd, struct bpf_object *obj)
 		ns += info.run_time_ns;
 	}
 	fprintf(stderr, "%-24s %14llu %10.1f\n", "total", runs, runs ? (double)ns / (double)runs : 0.0);
+}
+
+static struct metric_family run_seconds = {
+	.help = "Time this tool's BPF programs ran, while --self-cost had the kernel's stats on",
+	.unit = "seconds", .type = METRIC_COUNTER, .scale = 1e-9,
+};
+static struct metric_family runs = {
+	.help = "Runs of this tool's BPF programs, while --self-cost had the kernel's stats on",
+	.type = METRIC_COUNTER,
+};
+
+/* The kernel's counts are totals since the stats were on: the store adds
+ * what each program ran since the last report. */
+void selfcost_count(int stats_fd, struct bpf_object *obj, struct output *o)
+{
+	static unsigned long long seen_ns[PROGS_MAX], seen_runs[PROGS_MAX];
+	static char names[2][96];
+	struct bpf_program *prog;
+	int i = 0;
+
+	if (stats_fd < 0 || !output_metrics(o))
+		return;
+	if (!run_seconds.name) {
+		snprintf(names[0], sizeof(names[0]), "%s_bpf_run_seconds", o->tool);
+		snprintf(names[1], sizeof(names[1]), "%s_bpf_runs", o->tool);
+		run_seconds.name = names[0];
+		runs.name = names[1];
+	}
+	bpf_object__for_each_program(prog, obj) {
+		struct key_field key[1] = { KEY_STRING("program", bpf_program__name(prog)) };
+		struct bpf_prog_info info;
+
+		if (i >= PROGS_MAX)
+			break;
+		if (prog_info(prog, &info)) {
+			i++;
+			continue;
+		}
+		output_count(o, &run_seconds, key, 1, info.run_time_ns - seen_ns[i]);
+		output_count(o, &runs, key, 1, info.run_cnt - seen_runs[i]);
+		seen_ns[i] = info.run_time_ns;
+		seen_runs[i++] = info.run_cnt;
+	}
 }

@@ -9,6 +9,7 @@
 
 #include <argp.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "filter.h"
@@ -33,10 +34,17 @@ struct run_config {
 	double interval;		/* seconds, 0 = only at the end */
 	long count;			/* reports, 0 = until stopped */
 	double duration;		/* seconds, 0 = until stopped */
-	const char *btf_path;		/* --btf: kernel BTF for CO-RE */
+	const char *btf_name;		/* --btf FILE, as given (for messages) */
+	int btf_fd;			/* --btf: the file, opened once; else -1 */
+	const char *btf_path;		/* --btf: /proc/self/fd/<btf_fd>, for libbpf */
 	int probe_kind;			/* --probe: only this enum probe_kind, or -1 */
 	bool timestamp, json, check, verbose, self_cost;
+	enum output_format output;	/* -o; json is output == OUTPUT_JSON */
+	bool label_pid;			/* --label pid */
+	long max_series;		/* --max-series */
 	enum hist_unit unit;
+	const char *textfile;		/* --textfile PATH, or NULL */
+	bool textfile_keep;		/* --textfile-keep: left in place at exit */
 	char err[256];			/* a usage error, for the user */
 };
 
@@ -59,6 +67,34 @@ struct probe {
 				 * kernel or architecture lacks): skipped */
 };
 
+/* What an option's value is, for shell completion: the words its parser
+ * accepts, or where a shell finds candidates. --completion-table prints
+ * them (common/completion.c); completion/generate makes the scripts. */
+enum value_kind {
+	VALUE_NONE,		/* a number or a name: nothing to offer */
+	VALUE_WORD,		/* one of the words */
+	VALUE_WORD_LIST,	/* words, comma-separated */
+	VALUE_PID,		/* a running process */
+	VALUE_TID,		/* a running thread */
+	VALUE_DISK,		/* a whole disk, as /sys/block lists them */
+	VALUE_FILE,		/* a path to a file */
+	VALUE_DIR,		/* a path to a directory */
+};
+
+/* The words are the table the option's parser reads: words[0..nwords),
+ * or, where they are computed, word(i) for i = 0, 1, ... until NULL (""
+ * at an index with no word). */
+struct option_value {
+	int key;			/* the option's key in its argp table */
+	enum value_kind kind;
+	const char *const *words;
+	int nwords;
+	const char *(*word)(int i);
+};
+
+#define NWORDS(names) (int)(sizeof(names) / sizeof((names)[0]))
+#define VALUE_WORDS(k, kind, names) { k, kind, names, NWORDS(names), NULL }
+
 struct tool {
 	const char *name;
 	const char *summary;		/* one line, for --help */
@@ -67,12 +103,25 @@ struct tool {
 	const char *(*banner)(void);
 	unsigned int shared;		/* enum shared_options */
 	bool needs_btf;			/* CO-RE: cannot run without kernel BTF */
+	/* What the kernel's skipped runs of its programs mean, finish()
+	 * says itself (biolat finds the I/Os they cost): the runtime's
+	 * line at exit, "events it did not see", is not printed. */
+	bool tells_skipped_runs;
 	const struct argp_option *options;
+	/* What its options' values are, for completion; ends with { 0 }. */
+	const struct option_value *values;
 	/* One of the tool's own options. Returns 0, ARGP_ERR_UNKNOWN, or
 	 * EINVAL after cli_error(). */
 	int (*parse)(int key, char *arg, struct run_config *rc);
 	/* After all options: cross-checks. Returns 0 or EINVAL after cli_error(). */
 	int (*validate)(struct run_config *rc);
+
+	/* Its metrics (--output openmetrics): what its histograms measure
+	 * and, NULL for <tool>_errors_total, what their errors count. A mode
+	 * that measures something else (biolat --size) sets out->hist_family
+	 * in loaded(). */
+	const struct metric_family *hist_family;
+	const struct metric_family *errors_family;
 
 	const struct probe *probes;
 	int nprobes;
@@ -113,14 +162,38 @@ int cli_error(struct run_config *rc, const char *fmt, ...)
 int parse_pid(const char *s, pid_t *out);
 int parse_count(const char *s, long *out);
 int parse_decimal(const char *s, double min, double max, double *out);
+/* @arg's index in names[0..n), or -1 after a usage error "invalid @what
+ * '@arg': expected a, b or c". */
+int parse_word(const char *arg, const char *const *names, int n, const char *what,
+	       struct run_config *rc);
+/* "a, b or c" into @buf. */
+void word_list(const char *const *names, int n, char *buf, size_t len);
+
+/* --completion-table: every option in @opts that --help shows, with what
+ * its value is (@values, then @shared), one per line, for completion/generate. */
+void completion_table(FILE *f, const struct argp_option *opts, const struct option_value *values,
+		      const struct option_value *shared);
 
 /* The valid interval and --duration, in seconds: under 1 ms a report is
- * all the tool would do; over a year is a typo, not a trace. */
+ * all the tool would do; over a year is a typo, not a trace. Below
+ * DRAIN_GATED_BELOW a report needs no RCU grace period (bpf/interval.bpf.h),
+ * so 1 ms is kept where the report itself fits in it; ticks it cannot keep
+ * are counted ("skipped", common/runtime.c), never silently dropped. */
 #define SECONDS_MIN 0.001
 #define SECONDS_MAX 31536000.0	/* 365 days */
+/* With --textfile and no interval given: a report for each of Prometheus'
+ * usual 15 s scrapes, until stopped. */
+#define TEXTFILE_INTERVAL 15.0
 
 enum cli_result { CLI_RUN, CLI_EXIT_OK, CLI_USAGE };
 enum cli_result cli_parse(const struct tool *t, int argc, char **argv, struct run_config *rc);
+/* The tool's name as it was run: "tt-opensnoop" for a binary installed
+ * with a prefix (make install APP_PREFIX=tt-), else its own name. For
+ * messages, usage and --version; metric names keep the tool's. */
+const char *cli_display_name(const struct tool *t, const char *argv0);
+
+/* Where kernel types come from, for messages: "--btf FILE" or "kernel BTF". */
+const char *btf_source(const struct run_config *rc);
 
 /* Options for <skeleton>__open_opts(): the --btf file, if any. */
 const struct bpf_object_open_opts *tool_open_opts(const struct run_config *rc);

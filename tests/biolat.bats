@@ -15,7 +15,7 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-BIOLAT_PROGS='rq_insert|rq_issue|rq_requeue|rq_complete'
+BIOLAT_PROGS='rq_insert|rq_issue|rq_requeue|rq_merge|rq_complete'
 KIB=1024
 MIB=$((1024 * 1024))
 
@@ -24,6 +24,7 @@ teardown() {
 	[ -z "${PART_LOOP:-}" ] || losetup -d "$PART_LOOP" 2>/dev/null || true
 	common_teardown
 	[ -z "${CG:-}" ] || rmdir "$CG" 2>/dev/null || true
+	[ -z "${CG1:-}" ] || rmdir "$CG1" 2>/dev/null || true
 }
 
 # bio_disk [MB]: loop_setup, then write the whole device once, so reads
@@ -35,17 +36,7 @@ bio_disk() {
 
 # start_bio NAME [bioload options]: O_DIRECT I/O on $LOOP, parked before
 # its first call; sets NAME_PID and NAME_JOB.
-start_bio() {
-	local name=$1
-	shift
-	rm -f "$T/$name.out"	# a line of an earlier run is no sign
-	"$BUILD/tests/bioload" --dev "$LOOP" --direct --go "$T/go" --hold "$T/hold" "$@" \
-		> "$T/$name.out" 2>&1 &
-	JOBS+=($!)
-	printf -v "${name}_JOB" %s $!
-	wait_for "$T/$name.out" '^pid='
-	printf -v "${name}_PID" %s "$(sed -nE 's/^pid=([0-9]+)$/\1/p' "$T/$name.out")"
-}
+start_bio() { start_parked "$1" "$BUILD/tests/bioload" --dev "$LOOP" --direct "${@:2}"; }
 
 # wait_done NAME...: until each workload has made all its calls (it is
 # then held, alive: every request it made has completed).
@@ -66,14 +57,12 @@ start_biolat() {
 
 
 # counted [FILE] [JQ_SELECT]: "COUNT LOST UNFINISHED" of FILE (default
-# $T/out): the counts of its histograms (of those JQ_SELECT keeps),
-# lost once per report (a keyed report repeats it in every histogram),
-# unfinished from the object closing the run.
+# $T/out): the counts and lost of its histograms (of those JQ_SELECT
+# keeps: each histogram's lost are its own), unfinished from the object
+# closing the run (all keys').
 counted() {
 	jq -s -r "(map(select(has(\"buckets\")) | ${2:-.} | .count) | add // 0) as \$c |
-		(map(select(has(\"buckets\"))) |
-		 if any(has(\"key\")) then group_by(.time) | map(map(.lost) | max) else map(.lost) end |
-		 add // 0) as \$l |
+		(map(select(has(\"buckets\")) | ${2:-.} | .lost) | add // 0) as \$l |
 		(map(select(has(\"unfinished\")) | .unfinished) | add // 0) as \$u |
 		\"\(\$c) \(\$l) \(\$u)\"" "${1:-$T/out}"
 }
@@ -81,13 +70,15 @@ counted() {
 # accounts N [FILE] [JQ_SELECT] [any]: the histograms hold exactly the N
 # requests made, but for those the kernel did not run the program for:
 # at most N counted, every one counted or lost or unfinished, and those
-# at most 5% (unless "any": lost and unfinished then include other disks').
+# at most 10% (unless "any": lost and unfinished then include other disks').
+# The share the kernel skips grows with the host's load: 5.4% of 2,000
+# reads at 10 ms intervals with two busy loops and a second suite running.
 accounts() {
 	local n=$1 c l u
 	read -r c l u <<<"$(counted "${2:-$T/out}" "${3:-.}")"
 	echo "expected $n: count $c, lost $l, unfinished $u"
 	[ "$c" -le "$n" ] && [ $((c + l + u)) -ge "$n" ] &&
-		{ [ "${4:-}" = any ] || [ $((l + u)) -le $((n / 20 + 3)) ]; }
+		{ [ "${4:-}" = any ] || [ $((l + u)) -le $((n / 10 + 3)) ]; }
 }
 
 # accounts_text N: accounts for the text output (tables in $T/out, the
@@ -95,10 +86,10 @@ accounts() {
 accounts_text() {
 	local n=$1 c l u
 	c=$(grep -E '^count ' "$T/out" | awk '{ n += $2 } END { print n + 0 }')
-	l=$(grep -oE ', lost [0-9]+' "$T/out" | awk '$3 > m { m = $3 } END { print m + 0 }')
+	l=$(grep -oE ', lost [0-9]+' "$T/out" | awk '{ n += $3 } END { print n + 0 }')
 	u=$(sed -nE 's/^([0-9]+) requests issued and not seen completing.*/\1/p' "$T/err")
 	echo "expected $n: count $c, lost $l, unfinished ${u:-0}"
-	[ "$c" -le "$n" ] && [ $((c + l + ${u:-0})) -ge "$n" ] && [ $((l + ${u:-0})) -le $((n / 20 + 3)) ]
+	[ "$c" -le "$n" ] && [ $((c + l + ${u:-0})) -ge "$n" ] && [ $((l + ${u:-0})) -le $((n / 10 + 3)) ]
 }
 
 # hjout FILTER [jq args]: jout over the histograms only (not the object
@@ -162,6 +153,158 @@ buckets_add_up() { hjout '(([.buckets[].count] | add) // 0) == .count'; }
 	stop_tool INT
 	hjout '.key == {"disk": $d}' --arg d "$LOOPNAME"
 	accounts 100
+}
+
+# prog_id NAME: the ID of the BPF program NAME that the tool of start_tool
+# holds (by its fds: another biolat's program has the same name).
+prog_id() {
+	local id
+	bpf_ids_of "$TOOL_JOB" "$T/ids"
+	for id in $(awk '$1 == "prog_id" { print $2 }' "$T/ids"); do
+		bpftool prog show id "$id" | grep -qw "name $1" && { echo "$id"; return 0; }
+	done
+	return 1
+}
+
+# issue_unseen PROG_ID: run that rq_issue program (BPF_PROG_TEST_RUN) for
+# a struct request at an address no request has (reads there fail: no
+# disk), as if the kernel issued it: twice, this is an I/O whose
+# completion no program saw, then the next I/O of the same request.
+FAKE_RQ=0xffff800000001000
+issue_unseen() {
+	python3 - "$1" "$FAKE_RQ" <<'EOF_PY'
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def bpf(cmd, attr):
+    buf = ctypes.create_string_buffer(attr, 128)
+    if libc.syscall(321, cmd, buf, 128) < 0:	# x86_64 bpf(2)
+        sys.exit("bpf(%d): %s" % (cmd, os.strerror(ctypes.get_errno())))
+    return buf
+fd = libc.syscall(321, 13, ctypes.create_string_buffer(struct.pack("<III", int(sys.argv[1]), 0, 0), 128), 128)
+if fd < 0:
+    sys.exit("BPF_PROG_GET_FD_BY_ID: " + os.strerror(ctypes.get_errno()))
+ctx = ctypes.create_string_buffer(struct.pack("<3Q", int(sys.argv[2], 0), 0, 0), 24)
+bpf(10, struct.pack("<IIIIQQIIIIQQIII", fd, 0, 0, 0, 0, 0, 0, 0, 24, 0, ctypes.addressof(ctx), 0, 0, 0, 0))
+EOF_PY
+}
+
+@test "lost: once, in the histogram of its disk; a lost I/O of no disk apart" {
+	bio_disk
+	start_biolat -j -D
+	id=$(prog_id rq_issue)
+	issue_unseen "$id"
+	issue_unseen "$id"	# the first one's completion was never seen: lost
+	start_bio A --reads 150 --writes 100 --size $((8 * KIB)) --interleave
+	before=$(disk_ios "$LOOPNAME")
+	go
+	wait_done A
+	after=$(disk_ios "$LOOPNAME")
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+	read -r c l <<<"$(jq -s -r --arg d "$LOOPNAME" \
+		'map(select(.key.disk == $d)) | "\(map(.count) | add) \(map(.lost) | add)"' "$T/out")"
+	u=$(jq -s -r --arg d "$LOOPNAME" \
+		'[(.[-1].unfinished_keys // [])[] | select(.key.disk == $d) | .unfinished] | add // 0' "$T/out")
+	echo "$LOOPNAME: completed $((after - before)), count $c, lost $l, unfinished $u"
+	tail -n1 "$T/out"
+	# the disk's own: every request it completed, each once
+	[ $((c + l + u)) -eq $((after - before)) ]
+	[ $((l + u)) -le 5 ]
+	# the injected one: lost in no disk's histogram, and said so
+	jq -e -s '.[-1].lost_unattributed >= 1 and
+		any(.[-1].unfinished_keys[]; .key.disk == "0:0" and .unfinished >= 1)' "$T/out"
+
+	# one histogram: the lost one counted once
+	start_biolat -j
+	id=$(prog_id rq_issue)
+	issue_unseen "$id"
+	issue_unseen "$id"
+	stop_tool INT
+	cat "$T/out"
+	jq -e -s '(map(select(has("buckets")) | .lost) | add) >= 1 and .[-1].unfinished >= 1' "$T/out"
+}
+
+# throttle_setup: cgroups whose writes to the disk under $T (the loop
+# device's backing file) are held to 200 a second: a cgroup v2 directory
+# CG (for -c) and, where blkio is a v1 controller, a blkio directory CG1
+# beside it; throttled sets the command that runs in both. Skips where
+# neither can be made.
+throttle_setup() {
+	local root disk real
+	root=$(cgroup2_root) || skip "no cgroup2 mount"
+	disk=$(stat -c '%Hd:%Ld' "$T/loop.img")
+	real=$(readlink -f "/sys/dev/block/$disk") || skip "no block device under $T ($disk)"
+	[ ! -e "$real/partition" ] || disk=$(cat "$real/../dev")
+	CG="$root/biolat-test-$$"
+	mkdir "$CG"
+	if [ -e /sys/fs/cgroup/blkio/blkio.throttle.write_iops_device ]; then
+		CG1=/sys/fs/cgroup/blkio/biolat-test-$$
+		mkdir "$CG1"
+		echo "$disk 200" > "$CG1/blkio.throttle.write_iops_device" ||
+			skip "cannot throttle $disk (blkio v1)"
+	else
+		echo +io > "$root/cgroup.subtree_control" 2>/dev/null || true
+		echo "$disk wiops=200" > "$CG/io.max" 2>/dev/null || skip "cannot throttle $disk (io.max)"
+	fi
+}
+
+# throttled CMD...: CMD in throttle_setup's cgroups.
+throttled() {
+	sh -c 'echo $$ > "$1/cgroup.procs" && { [ -z "$2" ] || echo $$ > "$2/cgroup.procs"; } &&
+		shift 2 && exec "$@"' sh "$CG" "${CG1:-}" "$@"
+}
+
+# merges_of DEV_T FILE: count block_rq_merge on that disk (bpftrace), the
+# count into FILE at SIGINT; sets MERGES_JOB.
+merges_of() {
+	bpftrace -e "tracepoint:block:block_rq_merge /args->dev == $1/ { @merges = count(); }" \
+		> "$2" 2>&1 &
+	MERGES_JOB=$!
+	JOBS+=($!)
+	wait_for "$2" '^Attaching'
+}
+
+@test "block_rq_merge: a request merged after insertion passes nothing to the next I/O of its struct request" {
+	command -v fio >/dev/null || skip "no fio"
+	command -v bpftrace >/dev/null || skip "no bpftrace"
+	bio_disk
+	grep -qw mq-deadline "/sys/block/$LOOPNAME/queue/scheduler" || skip "no mq-deadline"
+	echo mq-deadline > "/sys/block/$LOOPNAME/queue/scheduler"
+	throttle_setup
+	IFS=: read -r maj min < "/sys/block/$LOOPNAME/dev"
+	merges_of $((maj << 20 | min)) "$T/merges"
+	start_biolat -j -c "$CG" -d "$LOOPNAME"
+	start_more biolat Q -j -Q -c "$CG" -d "$LOOPNAME"
+	start_more biolat ALL -j -Q -d "$LOOPNAME"
+	# The cgroup's writes: 1024 of 4 KiB in 1 MiB, 512 at a time, held
+	# in the scheduler by the throttle, where later ones merge bios and
+	# requests (an inserted request merged into its neighbour).
+	before=$(disk_ios "$LOOPNAME")
+	t0=$(date +%s%N)
+	throttled fio --name=w --filename="$LOOP" --rw=randwrite --bs=4k --size=1M --io_size=4M \
+		--ioengine=libaio --direct=1 --iodepth=512 --output-format=json > "$T/fio1.json"
+	t1=$(date +%s%N)
+	mid=$(disk_ios "$LOOPNAME")
+	# Then reads from outside the cgroup, as deep: their requests are the
+	# struct requests the merged ones were.
+	fio --name=r --filename="$LOOP" --rw=randread --bs=4k --size=60M --io_size=16M \
+		--ioengine=libaio --direct=1 --iodepth=256 --output-format=json > "$T/fio2.json"
+	after=$(disk_ios "$LOOPNAME")
+	stop_tool INT
+	stop_more Q
+	stop_more ALL
+	bpftrace_end "$MERGES_JOB" || true
+	merged=$(sed -nE 's/^@merges: ([0-9]+)$/\1/p' "$T/merges")
+	echo "cgroup: ${merged:-0} requests merged after insertion, $((mid - before)) completed; then $((after - mid)) reads"
+	[ "${merged:-0}" -gt 0 ] || skip "no request was merged after insertion here"
+	jq -e '.jobs[0].write.total_ios == 1024' "$T/fio1.json"
+	# -c: the cgroup's requests, none of the reads after them
+	accounts $((mid - before))
+	accounts $((mid - before)) "$T/Q.out"
+	# -Q: none is timed from before the cgroup's first I/O
+	jq -e -s --argjson span $((t1 - t0)) \
+		'[.[] | select(has("buckets")) | .max * 1000 <= $span] | length > 0 and all' "$T/Q.out"
+	accounts $((after - before)) "$T/ALL.out"
 }
 
 @test "-F: reads and writes apart" {
@@ -341,16 +484,22 @@ buckets_add_up() { hjout '(([.buckets[].count] | add) // 0) == .count'; }
 }
 
 @test "10 ms intervals lose nothing: the reports sum to every request" {
+	local n
 	bio_disk
 	start_bio A --reads 2500 --writes 2500 --size $((4 * KIB)) --interleave
 	start_biolat -j -d "$LOOPNAME" 0.01
 	go
 	wait_done A
+	# a second burst a report later: two reports at least, at any speed
+	n=$(wc -l < "$T/out")
+	wait_lines "$T/out" $((n + 2))
+	start_bio B --reads 500 --size $((4 * KIB))
+	wait_done B
 	stop_tool INT
 	[ "$TOOL_STATUS" -eq 0 ]
 	echo "$(jq -s length "$T/out") reports"
-	[ "$(jq -s length "$T/out")" -ge 4 ]
-	accounts 5000
+	[ "$(jq -s 'map(select(has("buckets") and .count > 0)) | length' "$T/out")" -ge 2 ]
+	accounts 5500
 	hjout '.unmatched == 0 and .key == null'
 	buckets_add_up
 	json_strict "$T/out"
@@ -493,7 +642,7 @@ open(sys.argv[1], "wb").write(img)' "$img" || return 0
 	[[ "${stderr_lines[0]}" == "biolat: '$part' is a partition"* ]]
 }
 
-@test "--check: the raw tracepoints and the request layout" {
+@test "--check: every raw tracepoint biolat may attach, and the request layout" {
 	run timeout 10 "$BUILD/biolat" --check -Q
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -503,10 +652,16 @@ open(sys.argv[1], "wb").write(img)' "$img" || return 0
 	[[ "$output" =~ request\ layout\ +ok\ +from\ kernel\ BTF ]]
 	[[ "${lines[-1]}" == "biolat can run on this system" ]]
 
+	[[ "$output" =~ probe\ block_rq_merge\ +ok\ +raw\ tracepoint\ block/block_rq_merge ]]
+
+	# every probe biolat may attach, those these options do not need too
 	run timeout 10 "$BUILD/biolat" --check
+	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" =~ probe\ block_rq_issue\ +ok ]]
-	[[ "$output" =~ probe\ block_rq_complete\ +ok ]]
+	for ev in insert issue requeue merge complete; do
+		[ "$(grep -cE "^probe block_rq_$ev +ok +raw tracepoint block/block_rq_$ev" <<<"$output")" -eq 1 ]
+	done
+	[[ "$output" =~ probe\ block_rq_insert\ +ok\ +raw\ tracepoint\ block/block_rq_insert\ \(used\ with\ other\ options\) ]]
 	[[ "$output" =~ request\ layout\ +ok ]]
 }
 
@@ -525,8 +680,6 @@ open(sys.argv[1], "wb").write(img)' "$img" || return 0
 		[ "$(grep -c '^map_id' "$T/ids")" -ge 3 ]
 		stop_tool $sig
 		[ "$sig" = KILL ] || [ "$TOOL_STATUS" -eq 0 ]
-		for i in $(seq 1 100); do [ -z "$(bpf_ids_alive "$T/ids")" ] && break; sleep 0.05; done
-		echo "after SIG$sig: $(bpf_ids_alive "$T/ids")"
-		[ -z "$(bpf_ids_alive "$T/ids")" ]
+		bpf_ids_gone "$T/ids"
 	done
 }

@@ -36,6 +36,44 @@ wait_for() {
 	return 1
 }
 
+# wait_lines FILE N: until FILE has at least N lines, at most WAIT_SECS
+# (N reports of a tool printing one JSON object per report).
+wait_lines() {
+	local i
+	for ((i = 0; i < WAIT_SECS * 100; i++)); do
+		[ "$(wc -l < "$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
+		sleep 0.01
+	done
+	echo "timed out waiting for $2 lines in $1 ($(wc -l < "$1") there)" >&2
+	return 1
+}
+
+# in_read PID TID: thread TID of process PID is inside read(2) now
+# (x86_64's number 0, as /proc/PID/task/TID/syscall shows it).
+in_read() {
+	local nr
+	read -r nr _ < "/proc/$1/task/$2/syscall" 2>/dev/null && [ "$nr" = 0 ]
+}
+
+# wait_caught PID SIG PROG: until PID runs PROG (its /proc exe ends in
+# /PROG) and has a handler for SIG (SigCgt), polled without sleeping, at
+# most WAIT_SECS. A signal sent before that meets the default action: the
+# forked shell still has the shell's handlers until exec, and the new
+# program has none until its main() sets them.
+wait_caught() {
+	local bit line end=$((SECONDS + WAIT_SECS))
+	bit=$(kill -l "$2")
+	while ((SECONDS <= end)); do
+		if [[ "$(readlink "/proc/$1/exe" 2>/dev/null)" == */"$3" ]]; then
+			line=$(grep '^SigCgt:' "/proc/$1/status" 2>/dev/null) || return 1
+			(((16#${line##*[[:space:]]} >> (bit - 1)) & 1)) && return 0
+		fi
+		kill -0 "$1" 2>/dev/null || return 1
+	done
+	echo "process $1 has no handler for SIG$2 in $3 after ${WAIT_SECS}s" >&2
+	return 1
+}
+
 # refute CMD [ARGS]: fails when CMD succeeds. A bare "! CMD" fails a
 # bats test only as its last line (bash's errexit ignores a negated
 # command); inside a function, the function's status does not.
@@ -49,6 +87,22 @@ retry() {
 		sleep 0.01
 	done
 	return 1
+}
+
+# bpftrace_end PID [SECS]: end a bpftrace run (it prints its maps), SIGINT
+# again every 5 s (bpftrace 0.17 now and then takes one and goes on
+# waiting), at most SECS (default 6 x WAIT_SECS: its exit takes 0.3 s
+# here, over 15 s on a host loaded with other suites); then its status.
+bpftrace_end() {
+	local pid=$1 end=$((SECONDS + ${2:-$((WAIT_SECS * 6))})) i
+	while kill -INT "$pid" 2>/dev/null; do
+		for ((i = 0; i < 500; i++)); do
+			kill -0 "$pid" 2>/dev/null || break 2
+			sleep 0.01
+		done
+		((SECONDS < end)) || { echo "bpftrace $pid did not end after SIGINTs" >&2; return 124; }
+	done
+	wait "$pid"
 }
 
 # wait_exit PID: until it has exited, at most WAIT_SECS; then its status.
@@ -81,18 +135,23 @@ start_load() {
 	IFS=, read -r -a "${name}_FDS" <<<"$(sed -E 's/.*fds=([-0-9,]+).*/\1/' <<<"$line")"
 }
 
-# start_opens NAME [openload options]: like start_load, for openload (a
-# known set of opens); sets NAME_PID and NAME_JOB.
-start_opens() {
-	local name=$1
-	shift
-	rm -f "$T/$name.out"
-	"$BUILD/tests/openload" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
+# start_parked NAME PROGRAM [options]: a workload that prints "pid=P",
+# waits for $T/go, does its work and waits for $T/hold (openload,
+# bioload); sets NAME_PID and NAME_JOB.
+start_parked() {
+	local name=$1 prog=$2
+	shift 2
+	rm -f "$T/$name.out"	# a line of an earlier run is no sign
+	"$prog" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
 	JOBS+=($!)
 	printf -v "${name}_JOB" %s $!
 	wait_for "$T/$name.out" '^pid='
 	printf -v "${name}_PID" %s "$(sed -nE 's/^pid=([0-9]+)$/\1/p' "$T/$name.out")"
 }
+
+# start_opens NAME [openload options]: like start_load, for openload (a
+# known set of opens); sets NAME_PID and NAME_JOB.
+start_opens() { start_parked "$1" "$BUILD/tests/openload" "${@:2}"; }
 
 # go: release every parked workload; finish: let them exit after their reads.
 go() { touch "$T/go"; }
@@ -163,14 +222,6 @@ summary_field() {
 	grep -E '^count ' "$T/out" | tail -n1 | grep -oE "(^|, )$1 [0-9.]+" | grep -oE '[0-9.]+$'
 }
 
-# BPF programs or maps named as one of the tool's own are still loaded.
-leaked() {
-	local progs=$1 maps=$2
-	bpftool prog show 2>/dev/null | grep -wE "name ($progs)" && return 0
-	bpftool map show 2>/dev/null | grep -wE "name ($maps)" && return 0
-	return 1
-}
-
 cgroup2_root() {
 	local m
 	m=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
@@ -210,6 +261,7 @@ nonroot_setup() {
 # start_tool_nonroot [args]: start_tool for "${NONROOT[@]}" "$EXE" (setpriv
 # execs the tool: TOOL_JOB is the tool itself).
 start_tool_nonroot() {
+	rm -f "$T/out" "$T/err"	# as start_tool: no earlier run's banner
 	"${NONROOT[@]}" "$EXE" "$@" > "$T/out" 2> "$T/err" &
 	TOOL_JOB=$!
 	watchdog "$TOOL_JOB"
@@ -336,30 +388,66 @@ stop_more() {
 	wait_exit "${!job}"
 }
 
-# bpf_ids_of PID FILE: the IDs of the BPF programs and maps process PID
-# holds (its fds, links included, and the maps its programs use), one
-# "prog_id N" or "map_id N" a line, into FILE: to look for leaks by ID
-# (by name they would be another instance's, running on the host too).
+# Leaks are looked for by ID, never by name: another instance of the tool
+# (a helper's, a stuck one, one still exiting) has the same names. An ID
+# is not handed out again soon (the kernel allocates them upward,
+# cyclically), so one a stopped tool held is still its own.
+
+# bpf_ids_of PID FILE: the IDs of the BPF programs, maps and links process
+# PID holds (its fds, the maps its programs use, the maps its maps of maps
+# hold), one "prog_id N", "map_id N" or "link_id N" a line, into FILE. Call
+# it while the tool runs (after start_tool); fails if PID holds nothing.
 bpf_ids_of() {
-	local f p
+	local f p m
 	for f in /proc/"$1"/fdinfo/*; do
-		sed -nE 's/^(prog_id|map_id):[[:space:]]+([0-9]+)$/\1 \2/p' "$f" 2>/dev/null
+		sed -nE 's/^(prog_id|map_id|link_id):[[:space:]]+([0-9]+)$/\1 \2/p' "$f" 2>/dev/null
 	done | sort -u > "$2"
 	for p in $(awk '$1 == "prog_id" { print $2 }' "$2"); do
 		bpftool -j prog show id "$p" 2>/dev/null | jq -r '.map_ids[]? | "map_id \(.)"'
 	done >> "$2"
+	for m in $(awk '$1 == "map_id" { print $2 }' "$2"); do
+		bpf_inner_maps "$m"
+	done >> "$2"
 	sort -u -o "$2" "$2"
+	grep -q . "$2"
 }
 
-# bpf_ids_alive FILE: those of bpf_ids_of's IDs that are still loaded.
+# bpf_inner_maps ID: "map_id N" for each map map ID holds, if it is a map
+# of maps (a lookup from user space gives the inner map's ID, as bytes).
+bpf_inner_maps() {
+	local v
+	bpftool -j map show id "$1" 2>/dev/null | jq -e '.type | test("_of_maps$")' >/dev/null || return 0
+	bpftool -j map dump id "$1" 2>/dev/null |
+		jq -r '.[].value | map(ltrimstr("0x")) | reverse | join("")' |
+		while read -r v; do echo "map_id $((16#$v))"; done
+}
+
+# bpf_ids_alive FILE: those of bpf_ids_of's IDs that are still loaded;
+# a listing that fails is a line too ("none left" would be a false pass).
 bpf_ids_alive() {
-	local kind id
-	while read -r kind id; do
-		if [ "$kind" = prog_id ]; then
-			bpftool prog show id "$id" >/dev/null 2>&1 && echo "prog $id"
-		else
-			bpftool map show id "$id" >/dev/null 2>&1 && echo "map $id"
+	local kind list ids=
+	for kind in prog map link; do
+		if ! list=$(bpftool -j "$kind" show 2>&1) || [ "${list:0:1}" != "[" ]; then
+			echo "bpftool $kind show failed: $list"
+			continue
 		fi
-	done < "$1"
-	return 0
+		ids+=$(jq -r --arg k "$kind" '.[] | "\($k)_id \(.id)"' <<<"$list")$'\n'
+	done
+	sort -u <<<"$ids" | comm -12 - <(sort -u "$1") | sed 's/_id / /'
+}
+
+# bpf_ids_gone FILE: none of bpf_ids_of's IDs is loaded, within 2 s (the
+# kernel frees a program or map after an RCU grace period, not at once,
+# and a link with its last fd); else fails, naming those left.
+bpf_ids_gone() {
+	local left end=$((${EPOCHREALTIME/./} + 2000000))	# in us
+	grep -q . "$1" || { echo "bpf_ids_gone: no IDs in $1" >&2; return 1; }
+	while :; do
+		left=$(bpf_ids_alive "$1")
+		[ -n "$left" ] || return 0
+		[ "${EPOCHREALTIME/./}" -lt "$end" ] || break
+		sleep 0.05
+	done
+	echo "still loaded 2 s after exit: $(tr '\n' ' ' <<<"$left")" >&2
+	return 1
 }

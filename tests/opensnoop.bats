@@ -5,8 +5,6 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-OPENSNOOP_PROGS='enter_open|exit_open|enter_openat|exit_openat|enter_openat2|exit_openat2|signal_deliver'
-
 setup() {
 	common_setup
 	mkdir -p "$T/d"
@@ -212,7 +210,10 @@ count_path() { jq -s --arg p "$1" 'map(select(.path == $p)) | length' "${2:-$T/o
 -b 3000|invalid buffer size '3000'
 -b 1G2|invalid buffer size
 1|no interval
--d 0|invalid duration '0'
+-d 5|no -d: a duration is --duration SECONDS
+--duration 0|invalid duration '0'
+-m|-m and --ns go with -L
+-C --ns|-m and --ns go with -L
 -p 0|invalid PID '0'
 --bogus|unknown option '--bogus'
 EOF_CASES
@@ -220,8 +221,9 @@ EOF_CASES
 
 @test "nothing of opensnoop stays loaded after exit" {
 	start_tool opensnoop -n rl_nobody
+	bpf_ids_of "$TOOL_JOB" "$T/ids"
 	stop_tool TERM
-	! leaked "$OPENSNOOP_PROGS" 'events|start_task|start_tid|opensnoo_.rodata|opensnoo_.bss'
+	bpf_ids_gone "$T/ids"
 }
 
 @test "-C: the workload ranks first with its exact count, by process, file and errno" {
@@ -254,17 +256,28 @@ EOF_CASES
 	stop_tool INT
 	grep -qE '^OPENS +FAILED +ERRNO NAME$' "$T/out"
 	[ "$(grep -cE '^3 +[03] +' "$T/out")" -eq 1 ]	# -r 1: one row
-	grep -q '^6 opens by 2 results (top rows shown)$' "$T/out"
+	grep -q '^6 opens by 2 results; 1 more row not shown (-r N)$' "$T/out"
 }
 
 @test "-C with an interval: each interval's counts, summing exactly" {
-	start_opens A --file "$T/d/one" --opens 20000 --comm os_ivl
+	local k n
 	start_tool opensnoop -C -j -n os_ivl 0.05
 	go
-	wait_loads A
+	finish
+	# three bursts, each waited for until a report after its end is out:
+	# they land in different intervals however fast this machine is
+	for k in 1 2 3; do
+		start_opens A --file "$T/d/one" --opens 5000 --comm os_ivl
+		wait_loads A
+		n=$(wc -l < "$T/out")
+		wait_lines "$T/out" $((n + 2))
+	done
 	stop_tool INT
-	[ "$(jq -s 'length' "$T/out")" -ge 3 ]
-	[ "$(jq -s 'map(.total) | add' "$T/out")" -eq 20000 ]
+	[ "$TOOL_STATUS" -eq 0 ]
+	jq -c 'del(.rows)' "$T/out" | grep -v '"total":0,'
+	[ "$(jq -s 'map(select(.total > 0)) | length' "$T/out")" -ge 3 ]
+	[ "$(jq -s 'map(.total) | add' "$T/out")" -eq 15000 ]
+	jout '.total == ([.rows[].opens] | add // 0)'
 }
 
 @test "-L: exactly N opens in the histogram; -P per process, named" {
@@ -451,4 +464,158 @@ fifo_trace() {
 		jout '.count == 2 * $o + $n and .errors == $n' --argjson o "$o" --argjson n "$EINTR"
 		[ "$(jq -s 'length' "$T/out")" -eq 1 ]
 	done
+}
+
+# opens_by_name ST: "PID NAME COUNT" for each process of a strace -f log
+# of open, openat, openat2 and execve, NAME being what it was called at
+# the open: its last exec before it, else its parent's shell (every
+# process here is forked by the shell that strace ran).
+opens_by_name() {
+	awk -v sh="$2" '
+		$2 ~ /^execve\(/ { split($2, a, "\""); n = a[2]; sub(/.*\//, "", n); name[$1] = n; next }
+		$2 ~ /^(open|openat|openat2)\(/ { c[$1 " " (($1 in name) ? name[$1] : sh)]++ }
+		END { for (k in c) print k, c[k] }' "$1" | sort
+}
+
+# own_cgroup: a new cgroup v2 directory in CG, so that the tools can be
+# given -c CG: only the test's processes then make keys, however busy the
+# machine (skips without cgroup2). in_cg CMD...: CMD run in it.
+own_cgroup() {
+	local root
+	root=$(cgroup2_root) || skip "no cgroup2 mount"
+	CG=$root/opensnoop-test-$BATS_TEST_NUMBER-$$
+	mkdir "$CG"
+}
+in_cg() { bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' in_cg "$CG" "$@"; }
+
+@test "-C, -C --by comm and -L -P name a process by what it is called at each open: a shell loop's children count under what they exec (strace -f)" {
+	cp /bin/bash "$T/os5sh"
+	cp /bin/cat "$T/os5cat"
+	cp /bin/true "$T/os5true"
+	printf 'for i in $(seq 100); do "%s" "%s" > /dev/null; "%s"; done\n' \
+		"$T/os5cat" "$T/d/one" "$T/os5true" > "$T/loop"
+	own_cgroup
+	start_tool opensnoop -L -P -j -c "$CG"
+	mv "$T/out" "$T/latency"
+	LATENCY_JOB=$TOOL_JOB
+	start_tool opensnoop -C -j -c "$CG"
+	mv "$T/out" "$T/by_process"
+	BY_PROCESS_JOB=$TOOL_JOB
+	start_tool opensnoop -C --by comm -j -c "$CG"
+	in_cg strace -f -qq -o "$T/st" -e trace=open,openat,openat2,execve "$T/os5sh" "$T/loop"
+	for job in "$TOOL_JOB" "$BY_PROCESS_JOB" "$LATENCY_JOB"; do
+		TOOL_JOB=$job
+		stop_tool INT
+		[ "$TOOL_STATUS" -eq 0 ]
+	done
+	rmdir "$CG"
+
+	# (the loop's $(seq 100) is left out: other tests may run seq too)
+	opens_by_name "$T/st" os5sh | grep -E '^[0-9]+ os5(sh|cat|true) ' > "$T/truth"
+	# Each of the 200 children of the loop is a row under what it exec'd.
+	[ "$(grep -c ' os5cat ' "$T/truth")" -eq 100 ]
+	[ "$(grep -c ' os5true ' "$T/truth")" -eq 100 ]
+	jq -r '.rows[] | select(.comm | test("^os5(sh|cat|true)$")) | "\(.pid) \(.comm) \(.opens)"' \
+		"$T/by_process" | sort > "$T/seen"
+	diff "$T/truth" "$T/seen"
+	# -L -P: a histogram per process and name, each open in it once
+	jq -r 'select(.key.comm // "" | test("^os5(sh|cat|true)$")) | "\(.key.pid) \(.key.comm) \(.count)"' \
+		"$T/latency" | sort > "$T/seen_latency"
+	diff "$T/truth" "$T/seen_latency"
+	# --by comm: the same opens, summed in the kernel by name.
+	awk '{ c[$2] += $3 } END { for (k in c) print k, c[k] }' "$T/truth" | sort > "$T/truth_comm"
+	jq -r '.rows[] | select(.comm | test("^os5(sh|cat|true)$")) | "\(.comm) \(.opens)"' \
+		"$T/out" | sort > "$T/seen_comm"
+	cat "$T/truth_comm"
+	diff "$T/truth_comm" "$T/seen_comm"
+	jout '.by == "comm" and (.rows | map(.opens) | add) == .total and all(.rows[]; has("pid") | not)'
+}
+
+@test "-C --by file: two paths longer than 255 bytes with the same prefix stay two rows, marked truncated" {
+	long="$T/d/$(printf 'x%.0s' $(seq 200))/$(printf 'y%.0s' $(seq 100))"
+	mkdir -p "$long"
+	echo a > "$long/one"
+	echo b > "$long/two"
+	start_opens A --file "$long/one" --opens 3 --comm os_long
+	start_opens B --file "$long/two" --opens 5 --comm os_long
+	start_tool opensnoop -C --by file -j -n os_long
+	go
+	wait_loads A B
+	stop_tool INT
+	jq -e -s --arg p "${long:0:255}" --argjson n ${#long} 'map(select(.total > 0)) | length == 1 and
+		(.[0] | .total == 8 and (.rows | length) == 2 and
+		 (.rows | map(.opens) | sort) == [3, 5] and
+		 all(.rows[]; .path == $p and .truncated == true and .path_bytes == $n + 4))' "$T/out"
+
+	rm -f "$T/go" "$T/hold"
+	start_opens C --file "$long/one" --opens 2 --file "$T/d/one" --comm os_long
+	start_tool opensnoop -C --by file -n os_long
+	go
+	wait_loads C
+	stop_tool INT
+	grep -qE "^2 +0 +${long:0:255}\.\.\. \[truncated\]\$" "$T/out"
+	grep -qE "^2 +0 +$T/d/one\$" "$T/out"
+}
+
+@test "-C -j: every row unless -r; text says how many rows it does not show" {
+	for i in $(seq 26); do echo "$i" > "$T/d/f$i"; done
+	args=()
+	for i in $(seq 13); do args+=(--file "$T/d/f$i"); done
+	start_opens A "${args[@]}" --opens 2 --comm os_rows
+	args=()
+	for i in $(seq 14 26); do args+=(--file "$T/d/f$i"); done
+	start_opens B "${args[@]}" --opens 1 --comm os_rows
+	start_tool opensnoop -C --by file -j -n os_rows
+	go
+	wait_loads A B
+	stop_tool INT
+	jout 'select(.total > 0) | .total == 39 and .keys == 26 and (.rows | length) == 26 and
+		(.rows | map(.opens) | add) == .total and .rows[0].opens == 2 and .rows[25].opens == 1'
+
+	for rows in "-r 5" ""; do
+		rm -f "$T/go" "$T/hold"
+		start_opens C "${args[@]}" --opens 1 --comm os_rows
+		# shellcheck disable=SC2086	# -r N are words
+		start_tool opensnoop -C --by file -n os_rows $rows
+		go
+		wait_loads C
+		stop_tool INT
+		if [ -n "$rows" ]; then
+			[ "$(grep -cE "^1 +0 +$T/d/f" "$T/out")" -eq 5 ]
+			grep -q '^13 opens by 13 files; 8 more rows not shown (-r N)$' "$T/out"
+		else
+			[ "$(grep -cE "^1 +0 +$T/d/f" "$T/out")" -eq 13 ]
+			grep -q '^13 opens by 13 files$' "$T/out"
+		fi
+	done
+
+	rm -f "$T/go" "$T/hold"
+	start_opens D "${args[@]}" --opens 1 --comm os_rows
+	start_tool opensnoop -C --by file -j -r 4 -n os_rows
+	go
+	wait_loads D
+	stop_tool INT
+	jout 'select(.total > 0) | .total == 13 and .keys == 13 and (.rows | length) == 4'
+}
+
+@test "events: | head -1 on a quiet system ends opensnoop within 1 s of head exiting" {
+	start_opens A --file "$T/d/one" --opens 1 --comm os_head
+	mkfifo "$T/pipe"
+	head -n1 < "$T/pipe" > "$T/head" &
+	HEAD_JOB=$!
+	JOBS+=("$HEAD_JOB")
+	"$BUILD/opensnoop" -j -n os_head > "$T/pipe" 2> "$T/err" &
+	TOOL_JOB=$!
+	watchdog "$TOOL_JOB"
+	wait_for "$T/err" 'Hit Ctrl-C to end'
+	go
+	wait_exit "$HEAD_JOB"
+	t0=$(date +%s%N)
+	tool_wait
+	t1=$(date +%s%N)
+	echo "opensnoop ended $(((t1 - t0) / 1000000)) ms after head, status $TOOL_STATUS"
+	[ $(((t1 - t0) / 1000000)) -lt 1000 ]
+	[ "$TOOL_STATUS" -eq 0 ]
+	jq -e --arg p "$T/d/one" '.path == $p and .comm == "os_head"' "$T/head"
+	wait_loads A
 }

@@ -4,16 +4,17 @@
 # known latency. Runs the real tool as root on the real kernel.
 
 load helpers
-
-READLAT_PROGS='filter_fork|filter_move|filter_rename|enter_read|exit_read|enter_pread64|exit_pread64|enter_readv|exit_readv|enter_preadv|exit_preadv|enter_preadv2|exit_preadv2'
-READLAT_MAPS='start_task|start_tid|hists_a|hists_b|readlat_.rodata|readlat_.bss'
+bats_require_minimum_version 1.5.0
 
 setup() { common_setup; }
 teardown() { common_teardown; }
 
 # 3 ms per read: the log2 bucket 2048..4095 us (or 2..3 ms) holds it
-# with room for scheduling delay.
+# with room for scheduling delay. A busy or slow host wakes the reader
+# later (a p50 over 4 ms in one CI run), so the bound above is the rows
+# up to 32 ms: it catches a wrong unit (1000x), not the host's speed.
 DELAY=3000
+LAT_HI=32768
 
 @test "-p PID: exactly its reads, p50 in the bucket of the delay (JSON)" {
 	start_load A --reads 50 --delay-us $DELAY
@@ -24,7 +25,7 @@ DELAY=3000
 	[ "$TOOL_STATUS" -eq 0 ]
 	[ "$(jq -s length "$T/out")" -eq 1 ]
 	jout '.tool == "readlat" and .unit == "usecs" and .count == 50 and .errors == 0'
-	jout '.p50 >= 2048 and .p50 < 4096'
+	jout '.p50 >= 2048 and .p50 < $hi' --argjson hi "$LAT_HI"
 	jout '([.buckets[].count] | add) == 50'
 	jout '.max >= .p999 and .p999 >= .p99 and .p99 >= .p90 and .p90 >= .p50'
 	grep -q "process $A_PID exited" "$T/err"
@@ -45,20 +46,28 @@ DELAY=3000
 }
 
 @test "-m: milliseconds; --ns: nanoseconds" {
+	# The same reads timed in the three units at once: the same figures
+	# (but for what runs between the instances' programs, and the bucket
+	# a percentile falls in), where a wrong unit is 1000x off; and the
+	# order of magnitude of the delay, however busy the machine is.
 	start_load A --reads 20 --delay-us $DELAY
+	start_more readlat US -j -p "$A_PID"
+	start_more readlat NS -j --ns -p "$A_PID"
 	start_tool readlat -j -m -p "$A_PID"
 	go
 	wait_loads A
 	tool_wait
-	jout '.unit == "msecs" and .count == 20 and .p50 >= 2 and .p50 < 4'
-
-	rm -f "$T/go" "$T/hold"
-	start_load B --reads 20 --delay-us $DELAY
-	start_tool readlat -j --ns -p "$B_PID"
-	go
-	wait_loads B
-	tool_wait
-	jout '.unit == "nsecs" and .count == 20 and .p50 >= 2097152 and .p50 < 4194304'
+	wait_exit "$US_TOOL"
+	wait_exit "$NS_TOOL"
+	cat "$T/out" "$T/US.out" "$T/NS.out"
+	jout '.unit == "msecs" and .count == 20 and .p50 >= 2 and .p50 < 200'
+	jq -e '.unit == "usecs" and .count == 20' "$T/US.out"
+	jq -e '.unit == "nsecs" and .count == 20' "$T/NS.out"
+	for f in p50 p90 avg max; do
+		ms=$(jq ".$f" "$T/out") us=$(jq ".$f" "$T/US.out") ns=$(jq ".$f" "$T/NS.out")
+		awk -v ms="$ms" -v us="$us" -v ns="$ns" 'BEGIN { a = ms * 1e6; b = us * 1e3
+			exit !(ns > 0 && a >= ns / 1.5 && a <= ns * 1.5 && b >= ns / 1.5 && b <= ns * 1.5) }'
+	done
 }
 
 @test "-p excludes a second concurrent reader" {
@@ -252,23 +261,55 @@ two_phases() {
 }
 
 @test "intervals lose nothing: 20 ms reports sum to every read made" {
-	# ~1 s of back-to-back reads, drained ~50 times while they run: the
-	# global histogram by atomic exchange, -P by swapping the keyed map.
-	start_load A --source zero --reads 1000000
+	# back-to-back reads, drained while they run (as often as this
+	# machine's speed makes it), in two bursts at least a report apart
+	# (the second report printed after the first burst was drained after
+	# it): the global histogram and -P's keyed maps, flipped and waited
+	# for at the per-CPU gates (intervals under 0.1 s).
+	local n
+	start_load A --source zero --first 500000 --then "$T/then" --reads 500000
 	start_tool readlat -j -p "$A_PID" 0.02
+	go
+	wait_for "$T/A.out" '^first-done'
+	n=$(wc -l < "$T/out")
+	wait_lines "$T/out" $((n + 2))
+	touch "$T/then"
+	wait_loads A
+	tool_wait
+	[ "$(jq -s 'map(select(.count > 0)) | length' "$T/out")" -ge 2 ]
+	[ "$(jq -s 'map(.count) | add' "$T/out")" -eq 1000000 ]
+
+	rm -f "$T/go" "$T/hold" "$T/then"
+	start_load B --source zero --first 500000 --then "$T/then" --reads 500000
+	start_tool readlat -j -P -p "$B_PID" 0.02	# one line a report
+	go
+	wait_for "$T/B.out" '^first-done'
+	n=$(wc -l < "$T/out")
+	wait_lines "$T/out" $((n + 2))
+	touch "$T/then"
+	wait_loads B
+	tool_wait
+	[ "$(jq -s --argjson p "$B_PID" 'map(select(.key.pid == $p and .count > 0)) | length' "$T/out")" -ge 2 ]
+	[ "$(jq -s --argjson p "$B_PID" 'map(select(.key.pid == $p) | .count) | add' "$T/out")" -eq 1000000 ]
+}
+
+@test "intervals lose nothing at 0.1 s too, where reports wait for RCU, not at the gates" {
+	# From 0.1 s up the programs carry no gate (common/drain.h): each
+	# report waits for a grace period instead. The sums must still hold.
+	start_load A --source zero --reads 1000000
+	start_tool readlat -j -p "$A_PID" 0.1
 	go
 	wait_loads A
 	tool_wait
-	[ "$(jq -s length "$T/out")" -ge 10 ]
+	[ "$(jq -s length "$T/out")" -ge 2 ]
 	[ "$(jq -s 'map(.count) | add' "$T/out")" -eq 1000000 ]
 
 	rm -f "$T/go" "$T/hold"
 	start_load B --source zero --reads 1000000
-	start_tool readlat -j -P -n readload 0.02
+	start_tool readlat -j -P -n readload 0.1
 	go
 	wait_loads B
 	stop_tool INT
-	[ "$(jq -s 'map(select(.key.pid != null)) | length' "$T/out")" -ge 10 ]
 	[ "$(jq -s --argjson p "$B_PID" 'map(select(.key.pid == $p) | .count) | add' "$T/out")" -eq 1000000 ]
 }
 
@@ -421,6 +462,8 @@ EOF_CASES
 	run timeout 20 unshare -m sh -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; exec setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin '$BUILD/readlat' --duration 0.2"
 	[ "$status" -eq 1 ]
 	[[ "$output" == "readlat: tracefs is not mounted at /sys/kernel/tracing"*"mount -t tracefs tracefs /sys/kernel/tracing" ]]
+	# not tried without CAP_SYS_ADMIN: that is the reason, not a stale errno
+	[[ "$output" == *"could not be mounted (Operation not permitted)"* ]]
 }
 
 @test "a tracepoint missing from the kernel is named" {
@@ -442,7 +485,7 @@ EOF_CASES
 	go
 	wait_loads A
 	tool_wait
-	jout '.count == 30 and .p50 >= 1024 and .p50 < 4096'
+	jout '.count == 30 and .p50 >= 1024 and .p50 < $hi' --argjson hi "$LAT_HI"
 }
 
 @test "without kernel BTF: -n copies the name out to compare it, same counts" {
@@ -472,19 +515,22 @@ EOF_CASES
 }
 
 @test "nothing of readlat stays loaded after exit, whatever ended it" {
-	run timeout 10 "$BUILD/readlat" --duration 0.2
-	[ "$status" -eq 0 ]
-	refute leaked "$READLAT_PROGS" "$READLAT_MAPS"
+	# long enough to list what it holds before it ends by itself
+	start_tool readlat --duration 2
+	bpf_ids_of "$TOOL_JOB" "$T/ids"
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	bpf_ids_gone "$T/ids"
 
 	start_tool readlat -P -s read,readv
+	bpf_ids_of "$TOOL_JOB" "$T/ids"
 	stop_tool TERM
-	refute leaked "$READLAT_PROGS" "$READLAT_MAPS"
+	bpf_ids_gone "$T/ids"
 
 	start_tool readlat --slower 1
-	kill -KILL "$TOOL_JOB"
-	wait "$TOOL_JOB" || true
-	for i in $(seq 1 100); do leaked "$READLAT_PROGS" "$READLAT_MAPS" >/dev/null || break; sleep 0.05; done
-	! leaked "$READLAT_PROGS" "$READLAT_MAPS"
+	bpf_ids_of "$TOOL_JOB" "$T/ids"
+	stop_tool KILL
+	bpf_ids_gone "$T/ids"
 }
 
 @test "the binary is static, does not parse kernel BTF, and stays small" {
@@ -508,7 +554,7 @@ nonroot_counts_exactly() {
 	wait_loads A
 	tool_wait
 	[ "$TOOL_STATUS" -eq 0 ]
-	jout '.count == 30 and .errors == 0 and .p50 >= 2048 and .p50 < 4096'
+	jout '.count == 30 and .errors == 0 and .p50 >= 2048 and .p50 < $hi' --argjson hi "$LAT_HI"
 }
 
 # The documented way for a user other than root: exactly these capabilities.
@@ -751,4 +797,66 @@ nonroot_counts_exactly() {
 		refute LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$T/err"
 		grep -qE '\\(n|r|t|x1b|x7f)' "$T/err"
 	done
+}
+
+@test "-P: a wrapper that execs cat is two rows, each named and with its own reads (strace)" {
+	seq 1 20000 > "$T/data"
+	cp /bin/cat "$T/rl5cat"
+	printf '#!/bin/bash\nread -r x < "%s"\nexec "%s" "%s"\n' "$T/data" "$T/rl5cat" "$T/data" > "$T/rl5wrap"
+	chmod +x "$T/rl5wrap"
+	# In a cgroup of its own (-c): only the test's processes make keys.
+	root=$(cgroup2_root) || skip "no cgroup2 mount"
+	cg=$root/readlat-wrap-$$
+	mkdir "$cg"
+	start_tool readlat -j -P -c "$cg"
+	bash -c 'echo $$ > "$1/cgroup.procs" && exec strace -f -qq -o "$2" -e trace=read,execve "$3"' \
+		in_cg "$cg" "$T/st" "$T/rl5wrap" > /dev/null
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+	rmdir "$cg"
+	# The reads that succeeded (readlat counts failed ones apart), by
+	# what the process was called: after its first execve rl5wrap, after
+	# the second rl5cat.
+	pid=$(awk '$2 ~ /^execve\(/ { print $1; exit }' "$T/st")
+	read -r wrap cat < <(awk -v p="$pid" '$1 == p && $2 ~ /^execve\(/ { n++ }
+		$1 == p && $2 ~ /^read\(/ && !/= -1 / { c[n]++ } END { print c[1] + 0, c[2] + 0 }' "$T/st")
+	echo "strace: rl5wrap $wrap reads, rl5cat $cat"
+	[ "$wrap" -gt 0 ] && [ "$cat" -gt 0 ]
+	jout 'select(.key.pid == $p and .key.comm == "rl5wrap") | .count == $n' --argjson p "$pid" --argjson n "$wrap"
+	jout 'select(.key.pid == $p and .key.comm == "rl5cat") | .count == $n' --argjson p "$pid" --argjson n "$cat"
+	[ "$(jq -s --argjson p "$pid" 'map(select(.key.pid == $p)) | length' "$T/out")" -eq 2 ]
+}
+
+# A read whose start was traced and whose end was not (the kernel skips a
+# tracepoint's program while this CPU's bpf_prog_active is held: PREEMPT_RT,
+# a map syscall preempted; here a rename out of -n while it waits): the
+# thread's next read finds it open, and it is counted as missed, not lost
+# in silence.
+@test "a read whose end no program saw is counted as missed when the thread reads again" {
+	mkfifo "$T/fifo"
+	python3 "$BATS_TEST_DIRNAME/workloads/endunseen.py" "$T/fifo" "$T" rl_unseen rl_elsewhere \
+		> "$T/w.out" &
+	JOBS+=($!)
+	exec 7> "$T/fifo"
+	wait_for "$T/w.out" '^pid='
+	start_tool readlat -j -n rl_unseen
+	start_more readlat TEXT -n rl_unseen
+	touch "$T/go.1"; printf a >&7
+	wait_for "$T/w.out" '^done 1'
+	touch "$T/go.2"
+	wait_for "$T/w.out" '^renamed'
+	printf b >&7
+	wait_for "$T/w.out" '^done 2'
+	touch "$T/go.3"; printf c >&7
+	wait_for "$T/w.out" '^done 3'
+	exec 7>&-
+	stop_tool INT
+	stop_more TEXT
+	cat "$T/out" "$T/TEXT.out"
+	[ "$TOOL_STATUS" -eq 0 ]
+	jout '.count == 2 and .missed == 1 and .unmatched == 0'
+	# in text, on the summary line; and nothing where nothing was missed
+	grep -q '^count 2, .*, errors 0, missed 1$' "$T/TEXT.out"
+	run --separate-stderr timeout 10 "$BUILD/readlat" -n rl_nobody 0.01 1
+	[[ "$output" != *missed* ]]
 }

@@ -7,12 +7,6 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-# Only names that no other tool's object uses (biolat and opensnoop have
-# hists_a, hists_b, start_task, signal_deliver...). Other readlat runs may
-# go on meanwhile: orphaned() ignores what a live process holds, and what
-# this suite's own readlat held is checked exactly, by id.
-READLAT_PROGS='enter_read|exit_read|enter_pread64|exit_pread64|enter_readv|exit_readv|enter_preadv|exit_preadv|enter_preadv2|exit_preadv2|bio_queue|sched_switch'
-READLAT_MAPS='readlat_.rodata|readlat_.bss'
 BIOLOAD=$BUILD/tests/bioload
 READS=30
 
@@ -66,19 +60,12 @@ exact_split() {
 	awk -v d="$(src disk avg)" -v c="$(src cache avg)" 'BEGIN { exit !(d > c) }'
 }
 
-# The ids of the BPF programs and maps PID holds open, and the names of
-# those programs (from /proc: bpftool here may not show which process
-# holds what).
+# The ids of the BPF programs PID holds open, and their names (from
+# /proc: bpftool here may not show which process holds what).
 tool_prog_ids() {
 	local f
 	for f in /proc/"$1"/fdinfo/*; do
 		sed -nE 's/^prog_id:[[:space:]]+([0-9]+)$/\1/p' "$f" 2>/dev/null
-	done | sort -un
-}
-tool_map_ids() {
-	local f
-	for f in /proc/"$1"/fdinfo/*; do
-		sed -nE 's/^map_id:[[:space:]]+([0-9]+)$/\1/p' "$f" 2>/dev/null
 	done | sort -un
 }
 tool_progs() {
@@ -86,42 +73,6 @@ tool_progs() {
 	for id in $(tool_prog_ids "$1"); do
 		bpftool -j prog show id "$id" | jq -r .name
 	done | sort -u
-}
-
-# orphaned PROGS MAPS: like leaked (helpers.bash), but only programs and
-# maps that no process holds open (another readlat running is no leak),
-# and still there half a second later (one exiting is being freed). Who
-# holds what is read after the listing: a new object has its fd by then.
-orphans_now() {
-	local found held
-	found=$( {
-		bpftool -j prog show | jq -r --arg re "^($1)$" '.[] | select(.name | test($re)) | "prog \(.id) \(.name)"'
-		bpftool -j map show | jq -r --arg re "^($2)$" '.[] | select(.name | test($re)) | "map \(.id) \(.name)"'
-	} | sort)
-	held=$(grep -hsE '^(prog|map)_id:' /proc/[0-9]*/fdinfo/* | awk '{ print $2 }' | sort -u | paste -sd,)
-	awk -v held="$held" 'BEGIN { n = split(held, h, ","); for (i = 1; i <= n; i++) ok[h[i]] = 1 }
-		NF && !ok[$2]' <<<"$found"
-}
-orphaned() {
-	local first found
-	first=$(orphans_now "$@")
-	[ -n "$first" ] || return 1
-	sleep 0.5
-	found=$(comm -12 <(echo "$first") <(orphans_now "$@"))
-	[ -n "$found" ] && echo "$found"
-}
-
-# ids_gone KIND ID...: none of these programs or maps exists any more.
-ids_gone() {
-	local kind=$1 id
-	shift
-	for id in "$@"; do
-		if bpftool "$kind" show id "$id" >/dev/null 2>&1; then
-			echo "$kind $id still loaded:" >&2
-			bpftool "$kind" show id "$id" >&2
-			return 1
-		fi
-	done
 }
 
 @test "-B: the cold reads are disk, the same reads again are cache, exactly" {
@@ -251,30 +202,21 @@ ids_gone() {
 }
 
 @test "nothing of readlat -B stays loaded after exit, whatever ended it" {
-	local sig progs maps
+	local sig
 	for sig in INT TERM KILL; do
 		start_tool readlat -B -P -n rlb_nobody
-		mapfile -t progs < <(tool_prog_ids "$TOOL_JOB")
-		mapfile -t maps < <(tool_map_ids "$TOOL_JOB")
-		[ "${#progs[@]}" -gt 0 ]
-		[ "${#maps[@]}" -gt 0 ]
-		kill "-$sig" "$TOOL_JOB"
-		wait "$TOOL_JOB" || true
-		# programs and maps are freed after the last reference: not at once
-		for _ in $(seq 1 100); do
-			ids_gone prog "${progs[@]}" 2>/dev/null && ids_gone map "${maps[@]}" 2>/dev/null && break
-			sleep 0.05
-		done
-		ids_gone prog "${progs[@]}"
-		ids_gone map "${maps[@]}"
-		run orphaned "$READLAT_PROGS" "$READLAT_MAPS"
-		echo "$output"
-		[ "$status" -ne 0 ]
+		bpf_ids_of "$TOOL_JOB" "$T/ids"
+		grep -q '^prog_id' "$T/ids"
+		grep -q '^map_id' "$T/ids"
+		stop_tool "$sig"
+		[ "$sig" = KILL ] || [ "$TOOL_STATUS" -eq 0 ]
+		bpf_ids_gone "$T/ids"
 	done
 
-	run timeout 10 "$BUILD/readlat" -B --duration 0.2
-	[ "$status" -eq 0 ]
-	run orphaned "$READLAT_PROGS" "$READLAT_MAPS"
-	echo "$output"
-	[ "$status" -ne 0 ]
+	# long enough to list what it holds before it ends by itself
+	start_tool readlat -B --duration 2
+	bpf_ids_of "$TOOL_JOB" "$T/ids"
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	bpf_ids_gone "$T/ids"
 }

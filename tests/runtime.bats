@@ -21,3 +21,117 @@ teardown() { common_teardown; }
 	[[ "$output" == *"R1 invalid mem access 'scalar'"* ]]
 	[[ "${lines[-1]}" == "badprog: the kernel's verifier rejected program 'bad_prog': R1 invalid mem access 'scalar'" ]]
 }
+
+@test "--check lists every probe a tool may attach, those its options do not need too" {
+	# readlat traces read only by default; biolat inserts and merges with -Q
+	run timeout 10 "$BUILD/readlat" --check
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qE '^probe sys_enter_read +ok +tracepoint syscalls/sys_enter_read$' <<<"$output"
+	grep -qE '^probe sys_enter_preadv2 +ok +tracepoint syscalls/sys_enter_preadv2 \(used with other options\)$' <<<"$output"
+	run timeout 10 "$BUILD/biolat" --check
+	[ "$status" -eq 0 ]
+	grep -qE '^probe block_rq_insert +ok +raw tracepoint block/block_rq_insert \(used with other options\)$' <<<"$output"
+	# listed, not needed: their absence fails nothing
+	run timeout 20 unshare -m sh -c "mount -t tmpfs none /sys/kernel/tracing/events/block/block_rq_insert && '$BUILD/biolat' --check"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qE '^probe block_rq_insert +fallback +tracepoint block/block_rq_insert does not exist.*; used only with other options$' <<<"$output"
+	run timeout 20 unshare -m sh -c "mount -t tmpfs none /sys/kernel/tracing/events/block/block_rq_insert && '$BUILD/biolat' --check -Q"
+	[ "$status" -eq 1 ]
+}
+
+# The shortest interval the tools take (SECONDS_MIN in common/tool.h).
+MIN_INTERVAL=0.001
+# Ending takes the final report (ms) and then detaching the probes: each
+# tracepoint's detach waits for an RCU grace period (~100 ms here).
+STOP_SECS=${STOP_SECS:-2}
+
+# exits_within SECS PID: true if PID ends within SECS; its status in STATUS.
+exits_within() {
+	local i
+	for ((i = 0; i < ${1%.*} * 100; i++)); do
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.01
+	done
+	kill -0 "$2" 2>/dev/null && return 1
+	STATUS=0
+	wait "$2" || STATUS=$?
+}
+
+# lines_at_least N: the tool's stdout has N lines.
+lines_at_least() { [ "$(wc -l < "$T/out")" -ge "$1" ]; }
+
+@test "a 1 ms interval: SIGINT ends every tool within one report, with its final report" {
+	local cmd
+	for cmd in "readlat -j" "biolat -j" "tcprcv -j" "opensnoop -C -j"; do
+		echo "# $cmd $MIN_INTERVAL"
+		# shellcheck disable=SC2086	# CMD is words
+		start_tool $cmd $MIN_INTERVAL
+		retry lines_at_least 20
+		kill -INT "$TOOL_JOB"
+		exits_within "$STOP_SECS" "$TOOL_JOB"
+		[ "$STATUS" -eq 0 ]
+		# Every report whole, the final one last.
+		jq -e -s 'length >= 20' "$T/out"
+		tail -n1 "$T/out" | jq -e '.tool'
+	done
+}
+
+@test "a 1 ms interval, 500 reports: the reports and the skipped count add up to the time they span" {
+	# Counted from what the tool printed: from the first report to the
+	# last, each tick has a report or is counted skipped (in the next).
+	run timeout 60 "$BUILD/readlat" -j $MIN_INTERVAL 500
+	[ "$status" -eq 0 ]
+	grep '^{' <<<"$output" > "$T/out"
+	[ "$(jq -s length "$T/out")" -eq 500 ]
+	ticks=$(jq -s '(length - 1) + (.[1:] | map(.skipped // 0) | add)' "$T/out")
+	span_ms=$(jq -s 'map(.time | sub("\\.(?<ms>[0-9]+).*"; "") + "Z" | fromdateiso8601) as $s |
+		map(.time | capture("\\.(?<ms>[0-9]+)").ms | tonumber) as $ms |
+		(($s[-1] - $s[0]) * 1000 + $ms[-1] - $ms[0])' "$T/out")
+	echo "ticks $ticks, span $span_ms ms"
+	# The time of a report is taken when it runs: late by the wake-up.
+	[ "$ticks" -ge $((span_ms * 95 / 100 - 5)) ] && [ "$ticks" -le $((span_ms * 105 / 100 + 5)) ]
+}
+
+@test "an interval that cannot be kept says so: the report after a stall counts the intervals skipped" {
+	# Stopped for 0.3 s, a 10 ms interval cannot report 30 times in it.
+	start_tool readlat 0.01
+	retry grep -q '^count ' "$T/out"
+	kill -STOP "$TOOL_JOB"
+	sleep 0.3
+	kill -CONT "$TOOL_JOB"
+	wait_for "$T/out" '^\([0-9]+ intervals skipped: '
+	n=$(grep -oE '^\([0-9]+ intervals skipped' "$T/out" | grep -oE '[0-9]+' | sort -n | tail -n1)
+	[ "$n" -ge 20 ]
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+
+	start_tool readlat -j 0.01
+	retry lines_at_least 1
+	kill -STOP "$TOOL_JOB"
+	sleep 0.3
+	kill -CONT "$TOOL_JOB"
+	retry jq -e -s 'map(.skipped // 0) | max >= 20' "$T/out"
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+}
+
+@test "SIGTERM during start-up ends the tool, and every BPF object it had goes with it" {
+	# Each tool is held in a write of its libbpf log, maps made (readlat:
+	# programs loaded too), where the stop signals used to be blocked.
+	local cmd
+	for cmd in "readlat|prog 'enter_pread64': skipped loading" "readlat|created successfully" \
+		   "biolat|created successfully" "tcprcv|created successfully" \
+		   "opensnoop|created successfully"; do
+		echo "# ${cmd%%|*}, held after '${cmd#*|}'"
+		run timeout 60 python3 "$BATS_TEST_DIRNAME/startup_stop.py" "${cmd#*|}" SIGTERM \
+			"$BUILD/${cmd%%|*}" -v
+		echo "$output"
+		[ "$status" -eq 0 ]
+		# Its final report at the next step (0), or, stuck in the
+		# write, ended by the start-up's SIGALRM (-14): never the stop
+		# signal's default, which leaves no report.
+		[[ "$output" == *"status 0"* || "$output" == *"status -14"* ]]
+	done
+}

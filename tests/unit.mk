@@ -8,7 +8,7 @@
 # Test programs are linked dynamically whatever STATIC says for the tools.
 
 UNIT_DIR := $(OUTPUT)/tests/unit
-UNIT_TESTS := hist json output cli escape btf_fields
+UNIT_TESTS := hist json output cli escape btf_fields metrics report textfile
 UNIT_BINS := $(UNIT_TESTS:%=$(UNIT_DIR)/test_%)
 UNIT_LDLIBS ?= -lcmocka -lbpf -lelf -lz -lm
 UNIT_CPPFLAGS := -Itests/unit
@@ -20,14 +20,21 @@ UNIT_HDRS := $(wildcard tests/unit/*.h)
 UNIT_LINK_hist := $(OUTPUT)/common/hist.o
 UNIT_LINK_json := $(OUTPUT)/common/json.o $(OUTPUT)/common/escape.o $(UNIT_DIR)/minijson.o
 UNIT_LINK_output := $(OUTPUT)/common/output.o $(OUTPUT)/common/keyed.o $(OUTPUT)/common/hist.o \
-	$(OUTPUT)/common/json.o $(OUTPUT)/common/escape.o $(UNIT_DIR)/minijson.o
-UNIT_LINK_cli := $(OUTPUT)/common/cli.o
+	$(OUTPUT)/common/json.o $(OUTPUT)/common/escape.o $(OUTPUT)/common/metrics.o \
+	$(UNIT_DIR)/minijson.o
+UNIT_LINK_metrics := $(OUTPUT)/common/metrics.o $(OUTPUT)/common/escape.o $(OUTPUT)/common/hist.o
+UNIT_LINK_report := $(UNIT_LINK_output) $(OUTPUT)/common/table.o
+UNIT_LINK_cli := $(OUTPUT)/common/cli.o $(OUTPUT)/common/completion.o $(OUTPUT)/common/userpath.o
 UNIT_LINK_escape := $(OUTPUT)/common/escape.o $(OUTPUT)/common/diag.o \
-	$(OUTPUT)/common/cli.o
+	$(OUTPUT)/common/cli.o $(OUTPUT)/common/completion.o $(OUTPUT)/common/userpath.o
 UNIT_LINK_btf_fields := $(OUTPUT)/common/btf_fields.o $(OUTPUT)/common/kernel_layout.o
+UNIT_LINK_textfile := $(OUTPUT)/common/textfile.o $(OUTPUT)/common/userpath.o $(OUTPUT)/common/diag.o \
+	$(OUTPUT)/common/escape.o $(OUTPUT)/common/cli.o $(OUTPUT)/common/completion.o
 
 $(UNIT_DIR):
 	$(Q)mkdir -p $@
+
+$(UNIT_DIR)/test_cli.o: $(OUTPUT)/version.h
 
 $(UNIT_DIR)/%.o: tests/unit/%.c $(UNIT_HDRS) | $(UNIT_DIR)
 	$(call msg,CC,$@)

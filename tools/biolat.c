@@ -57,22 +57,36 @@ static struct biolat_bpf *skel;
 static struct keyed_hist keyed;
 static struct drain drain;
 static const struct run_config *config;
-static __u64 misses_seen;		/* of the kernel's recursion misses, already reported */
 
-#define L(f, t, p) BTF_WANT(BTF_WANT_OFFSET, t, p, struct kernel_facts, layout.f, false)
-#define L_OPT(f, t, p) BTF_WANT(BTF_WANT_OFFSET, t, p, struct kernel_facts, layout.f, true)
-#define E(f, name) BTF_WANT(BTF_WANT_ENUM, NULL, name, struct kernel_facts, bits.f, true)
+/* The lost map's counts (I/Os whose completion no program saw, per
+ * histogram key, over the run) as last read; each report shows the growth. */
+static struct lost_row {
+	struct biolat_key key;
+	__u64 seen, delta;
+} lost_rows[BIOLAT_MAX_KEYS];
+static size_t nlost;
+static __u64 unattributed_seen;		/* of totals.lost_unattributed */
+static __u64 unattributed_total;	/* lost I/Os shown in no histogram, over the run */
+
+/* Each member with what bpf/biolat.bpf.c reads there. */
+#define L(f, t, p, ...)							\
+	BTF_WANT(BTF_WANT_OFFSET, t, p, struct kernel_facts, layout.f, false, __VA_ARGS__)
+#define L_OPT(f, t, p, ...)							\
+	BTF_WANT(BTF_WANT_OFFSET, t, p, struct kernel_facts, layout.f, true, __VA_ARGS__)
+#define E(f, name) BTF_WANT(BTF_WANT_ENUM, NULL, name, struct kernel_facts, bits.f, true, BTF_NOREAD)
 static const struct btf_want wants_btf[] = {
-	L(rq_q, "request", "q"),
-	L_OPT(rq_disk, "request", "rq_disk"),
-	L(rq_cmd_flags, "request", "cmd_flags"),
-	L(rq_data_len, "request", "__data_len"),
-	L_OPT(q_disk, "request_queue", "disk"),
-	L(disk_major, "gendisk", "major"),
-	L(disk_first_minor, "gendisk", "first_minor"),
-	L_OPT(rq_start_time, "request", "start_time_ns"),
+	L(rq_q, "request", "q", BTF_PTR),
+	L_OPT(rq_disk, "request", "rq_disk", BTF_PTR),
+	L(rq_cmd_flags, "request", "cmd_flags", BTF_U32),
+	L(rq_data_len, "request", "__data_len", BTF_U32),
+	L_OPT(q_disk, "request_queue", "disk", BTF_PTR),
+	L(disk_major, "gendisk", "major", BTF_S32),
+	L(disk_first_minor, "gendisk", "first_minor", BTF_S32),
+	L_OPT(rq_start_time, "request", "start_time_ns", BTF_U64),
+	L_OPT(rq_biotail, "request", "biotail", BTF_PTR),
+	L_OPT(q_last_merge, "request_queue", "last_merge", BTF_PTR),
 	BTF_WANT(BTF_WANT_PARAMS, "btf_trace_block_rq_issue", NULL, struct kernel_facts,
-		 bits.rq_params, false),
+		 bits.rq_params, false, BTF_NOREAD),
 	E(flag_first, "__REQ_FAILFAST_DEV"),
 	E(op[0], "REQ_OP_READ"), E(op[1], "REQ_OP_WRITE"), E(op[2], "REQ_OP_FLUSH"),
 	E(op[3], "REQ_OP_DISCARD"), E(op[4], "REQ_OP_SECURE_ERASE"), E(op[5], "REQ_OP_WRITE_ZEROES"),
@@ -80,6 +94,19 @@ static const struct btf_want wants_btf[] = {
 	E(flag[3], "__REQ_PREFLUSH"), E(flag[4], "__REQ_RAHEAD"), E(flag[5], "__REQ_BACKGROUND"),
 };
 #define NWANTS(w) (sizeof(w) / sizeof((w)[0]))
+
+static const struct metric_family io_duration = {
+	.name = "biolat_io_duration_seconds", .unit = "seconds", .type = METRIC_HISTOGRAM,
+	.help = "Block I/O latency, from issue (-Q: insertion) to completion", .scale = 1e-9,
+};
+static const struct metric_family io_size = {
+	.name = "biolat_io_size_bytes", .unit = "bytes", .type = METRIC_HISTOGRAM,
+	.help = "Block I/O request sizes (--size)", .scale = 1,
+};
+static const struct metric_family evicted = {
+	.name = "biolat_evicted", .type = METRIC_COUNTER,
+	.help = "Requests dropped from the in-flight table for newer ones (not counted)",
+};
 
 static const struct argp_option options[] = {
 	{ "queued", 'Q', NULL, 0, "Include the time queued in the OS (from insertion, not issue)", 0 },
@@ -90,12 +117,20 @@ static const struct argp_option options[] = {
 	{},
 };
 
+static const struct option_value values[] = {
+	{ 'd', VALUE_DISK, NULL, 0, NULL },
+	{ 0 },
+};
+
 /* Listed start before end: they are attached last to first. */
 static const struct probe probes[] = {
 	{ "block_rq_insert", PROBE_RAW_TRACEPOINT, "block/block_rq_insert", "rq_insert", false },
 	{ "block_rq_issue", PROBE_RAW_TRACEPOINT, "block/block_rq_issue", "rq_issue", false },
 	/* A request the driver gives back (rare): issued again, not lost. */
 	{ "block_rq_requeue", PROBE_RAW_TRACEPOINT, "block/block_rq_requeue", "rq_requeue", false },
+	/* An inserted request merged into another (5.10+; before, a merged
+	 * request's slot waits for the next I/O of its struct request). */
+	{ "block_rq_merge", PROBE_RAW_TRACEPOINT, "block/block_rq_merge", "rq_merge", true },
 	{ "block_rq_complete", PROBE_RAW_TRACEPOINT, "block/block_rq_complete", "rq_complete", false },
 };
 
@@ -207,8 +242,9 @@ static int validate(struct run_config *rc)
 
 static bool wants(const char *event)
 {
-	/* The insertion is where a queued request's submitter is seen. */
-	if (!strcmp(event, "block_rq_insert"))
+	/* The insertion is where a queued request's submitter is seen; a
+	 * merge, where an inserted request ends without completing. */
+	if (!strcmp(event, "block_rq_insert") || !strcmp(event, "block_rq_merge"))
 		return opt.queued || opt.by_submitter;
 	return true;
 }
@@ -218,20 +254,23 @@ static int features(const struct run_config *rc)
 	int err;
 
 	config = rc;
-	err = btf_fields_load(wants_btf, NWANTS(wants_btf), &facts, rc->btf_path);
+	err = btf_fields_load(wants_btf, NWANTS(wants_btf), &facts, rc->btf_fd);
 	if (!err && facts.layout.rq_disk == BTF_FIELD_NONE && facts.layout.q_disk == BTF_FIELD_NONE)
 		err = -ENOENT;
 	if (err) {
 		check_row("request layout", CHECK_FAILED,
-			  "cannot read struct request from kernel BTF (%s): biolat needs it to find "
-			  "a request's disk, size and flags; pass a BTF file with --btf FILE",
-			  strerror(-err));
+			  "cannot read struct request from %s (%s): biolat needs it to find a "
+			  "request's disk, size and flags%s", btf_source(rc),
+			  btf_fields_error()[0] ? btf_fields_error() : strerror(-err),
+			  rc->btf_name ? "" : "; pass a BTF file with --btf FILE");
 		return -1;
 	}
 	facts.layout.rq_arg = facts.bits.rq_params >= 3;	/* (q, rq) before 5.11 */
-	check_row("request layout", CHECK_OK, "from kernel BTF: disk via %s, request argument %u",
+	check_row("request layout", CHECK_OK, "from kernel BTF: disk via %s, request argument %u%s",
 		  facts.layout.rq_disk != BTF_FIELD_NONE ? "rq->rq_disk" : "rq->q->disk",
-		  facts.layout.rq_arg);
+		  facts.layout.rq_arg,
+		  facts.layout.rq_biotail == BTF_FIELD_NONE || facts.layout.q_last_merge == BTF_FIELD_NONE ?
+		  "; no rq->biotail or q->last_merge: a merged request keeps only its own start" : "");
 	return 0;
 }
 
@@ -276,8 +315,10 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 static int loaded(const struct run_config *rc, struct output *out)
 {
 	(void)rc;
-	(void)out;
-	return drain_setup(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur, &keyed,
+	if (opt.sizes)
+		out->hist_family = &io_size;
+	return drain_setup(&drain, bpf_map__fd(skel->maps.intervals), bpf_map__fd(skel->maps.interval_gates),
+			   &skel->bss->interval_cur, &keyed,
 			   opt.by ? skel->maps.hists : NULL, skel->maps.hists_a, skel->maps.hists_b);
 }
 
@@ -326,26 +367,141 @@ static int by_key(const void *a, const void *b)
 	return x->flags < y->flags ? -1 : x->flags > y->flags;
 }
 
-/* I/Os that completed and are not in the histograms, counted, never
- * silent: runs the kernel skipped because the program was already
- * running on that CPU (a completion interrupting a completion), and
- * completions it did not run the program for at all (found when the
- * request is issued again: bpf/biolat.bpf.c, rq_entry), and adds that
- * found the per-key map full. */
-static long long lost_now(const struct hist_interval *iv)
+static struct lost_row *lost_row_of(const struct biolat_key *key)
 {
-	__u64 misses = probe_misses(skel->obj), delta = misses - misses_seen;
+	for (size_t i = 0; i < nlost; i++)
+		if (!memcmp(&lost_rows[i].key, key, sizeof(*key)))
+			return &lost_rows[i];
+	if (nlost == BIOLAT_MAX_KEYS)
+		return NULL;	/* the map holds no more */
+	lost_rows[nlost] = (struct lost_row){ .key = *key };
+	return &lost_rows[nlost++];
+}
 
-	misses_seen = misses;
-	return (long long)(delta + iv->missed_ends + iv->lost_keys);
+/* I/Os whose completion no program ran for (a run the kernel skipped
+ * because the program was running on that CPU, or one it never made:
+ * README, "Counts match the device"), found since the last report, when
+ * their struct request began another I/O
+ * (bpf/biolat.bpf.c, lost_add): each key's into lost_rows[].delta. The
+ * kernel's count of skipped runs is not used: a skipped start is no lost
+ * I/O, and a skipped completion is found here. */
+static void lost_read(void)
+{
+	int fd = bpf_map__fd(skel->maps.lost);
+	struct biolat_key key, next;
+	struct lost_row *r;
+	__u64 v;
+
+	for (size_t i = 0; i < nlost; i++)
+		lost_rows[i].delta = 0;
+	for (int err = bpf_map_get_next_key(fd, NULL, &next); !err;
+	     err = bpf_map_get_next_key(fd, &key, &next)) {
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &v) || !(r = lost_row_of(&key)))
+			continue;
+		r->delta += v - r->seen;	/* += : a key the walk meets twice */
+		r->seen = v;
+	}
+}
+
+static __u64 lost_of(const struct biolat_key *key)
+{
+	for (size_t i = 0; i < nlost; i++)
+		if (!memcmp(&lost_rows[i].key, key, sizeof(*key)))
+			return lost_rows[i].delta;
+	return 0;
+}
+
+/* Lost I/Os of this report that no histogram can be named for: adds that
+ * found the per-key map full, and lost I/Os of an unread disk. */
+static __u64 lost_remainder(const struct hist_interval *iv)
+{
+	__u64 now = skel->bss->totals.lost_unattributed, delta = now - unattributed_seen;
+
+	unattributed_seen = now;
+	return delta + iv->lost_keys;
+}
+
+/* The fields naming @k's histogram, into @key (buffers @disk, @flags). */
+static int key_fields(const struct biolat_key *k, struct key_field *key, char *disk, size_t dlen,
+		      char *flags, size_t flen)
+{
+	int nkey = 0;
+
+	if (opt.by & BY_DISK) {
+		disk_name(k->dev, disk, dlen);
+		key[nkey++] = (struct key_field)KEY_STRING("disk", disk);
+	}
+	if (opt.by & BY_FLAGS) {
+		flags_name(k->flags, flags, flen);
+		key[nkey++] = (struct key_field)KEY_STRING("flags", flags);
+	}
+	return nkey;
+}
+
+/* One histogram of a keyed report, or a key with lost I/Os only. */
+struct row {
+	const struct biolat_key *key;
+	const struct hist *hist;
+};
+
+static int by_row(const void *a, const void *b)
+{
+	return by_key(((const struct row *)a)->key, ((const struct row *)b)->key);
+}
+
+/* Every key with a histogram or lost I/Os this report, sorted. */
+static size_t keyed_rows(const struct keyed_snapshot *snap, struct row *rows)
+{
+	static const struct hist empty;
+	size_t n = 0;
+
+	for (size_t i = 0; i < snap->n; i++)
+		rows[n++] = (struct row){ keyed_key(snap, i), keyed_value(snap, i) };
+	for (size_t i = 0; i < nlost; i++) {
+		size_t j = 0;
+
+		while (j < snap->n && memcmp(keyed_key(snap, j), &lost_rows[i].key, sizeof(lost_rows[i].key)))
+			j++;
+		if (lost_rows[i].delta && j == snap->n)
+			rows[n++] = (struct row){ &lost_rows[i].key, &empty };
+	}
+	qsort(rows, n, sizeof(*rows), by_row);
+	return n;
+}
+
+static void report_keyed(struct output *out, const struct keyed_snapshot *snap, struct hist_extra *x)
+{
+	static struct row rows[2 * BIOLAT_MAX_KEYS];
+	char disk[64], flags[128];
+	size_t n = keyed_rows(snap, rows);
+
+	for (size_t i = 0; i < n; i++) {
+		struct key_field key[2];
+		int nkey = key_fields(rows[i].key, key, disk, sizeof(disk), flags, sizeof(flags));
+
+		x->lost = (long long)lost_of(rows[i].key);
+		output_hist(out, key, nkey, rows[i].hist, x);
+	}
+}
+
+/* The in-flight table's evictions, a total in .bss: its growth. */
+static void evicted_count(struct output *out)
+{
+	static __u64 seen;
+	__u64 now = skel->bss->totals.evicted;
+
+	output_count(out, &evicted, NULL, 0, now - seen);
+	seen = now;
 }
 
 static int report(struct output *out)
 {
-	struct hist_extra x = { .errors = true, .lost = 0, .unmatched = -1 };
-	char disk[64], flags[128];
+	struct hist_extra x = { .errors = true, .lost = 0, .lost_by_key = opt.by != 0,
+				.per_key = opt.by != 0 };
 	struct keyed_snapshot snap;
 	struct hist_interval iv;
+	__u64 rest, total = 0;
 	int err;
 
 	err = drain_interval(&drain, &iv, opt.by ? &snap : NULL);
@@ -355,35 +511,34 @@ static int report(struct output *out)
 			keyed_snapshot_free(&snap);
 		return err;
 	}
-	x.lost = lost_now(&iv);
-	/* Requests in flight at attach: shown where a reader can tell them
-	 * from the counts. */
-	if (config->json || config->verbose)
-		x.unmatched = (long long)iv.unmatched;
-	if (!opt.by || !snap.n) {
+	lost_read();
+	rest = lost_remainder(&iv);
+	for (size_t i = 0; i < nlost; i++)
+		total += lost_rows[i].delta;
+	/* Requests in flight at attach. */
+	x.unmatched = (long long)iv.unmatched;
+	evicted_count(out);
+	if (!opt.by) {
+		x.lost = (long long)(total + rest);
 		output_hist(out, NULL, 0, &iv.hist, &x);
+	} else if (!snap.n && !total) {
+		output_hist(out, NULL, 0, &iv.hist, &x);	/* idle: one empty histogram */
 	} else {
-		keyed_sort(&snap, by_key);
-		for (size_t i = 0; i < snap.n; i++) {
-			const struct biolat_key *k = keyed_key(&snap, i);
-			struct key_field key[2];
-			int nkey = 0;
-
-			if (opt.by & BY_DISK) {
-				disk_name(k->dev, disk, sizeof(disk));
-				key[nkey++] = (struct key_field)KEY_STRING("disk", disk);
-			}
-			if (opt.by & BY_FLAGS) {
-				flags_name(k->flags, flags, sizeof(flags));
-				key[nkey++] = (struct key_field)KEY_STRING("flags", flags);
-			}
-			output_hist(out, key, nkey, keyed_value(&snap, i), &x);
-		}
+		report_keyed(out, &snap, &x);
 	}
-	if (x.lost > 0 && !out->json)
-		diag_error("%lld I/Os completed without being counted: the kernel did not run "
-			   "biolat's program for them, or more than %d disks/flag sets in one "
-			   "interval", x.lost, BIOLAT_MAX_KEYS);
+	/* Keyed, the rest has no histogram: in the run's closing total, and
+	 * in the metrics' lost with no key. */
+	if (opt.by) {
+		unattributed_total += rest;
+		output_count(out, &out->fam.lost, NULL, 0, rest);
+	}
+	if (total + rest && !out->json)
+		diag_error("%llu I/Os completed without being counted (lost): the kernel did not "
+			   "run biolat's program for their completion%s", (unsigned long long)(total + rest),
+			   rest ? ", or no histogram could be named for them (see below)" : "");
+	if (rest && !out->json)
+		diag_error("%llu of them in no histogram's lost: their disk was not read, or more than "
+			   "%d disks/flag sets", (unsigned long long)rest, BIOLAT_MAX_KEYS);
 	if (opt.by)
 		keyed_snapshot_free(&snap);
 	return 0;
@@ -391,7 +546,8 @@ static int report(struct output *out)
 
 /* Requests issued and not seen completing, at exit: in flight still, or
  * completed without the kernel running biolat's program for them (which
- * biolat counts as lost only when the request is issued again). */
+ * biolat counts as lost only when the request is issued again); counted
+ * per histogram key into lost_rows[].delta (reused: no report follows). */
 static __u64 unfinished(void)
 {
 	static struct rq_entry e[256];
@@ -400,21 +556,55 @@ static __u64 unfinished(void)
 	__u64 n = 0;
 	int fd = bpf_map__fd(skel->maps.inflight), err;
 
+	for (size_t i = 0; i < nlost; i++)
+		lost_rows[i].delta = 0;
 	do {
 		count = 256;
 		err = bpf_map_lookup_batch(fd, first ? NULL : &out_batch, &out_batch, keys, e,
 					   &count, NULL);
 		first = false;
-		for (__u32 i = 0; i < count; i++)
-			n += e[i].key && !e[i].ended && e[i].issued && !e[i].requeued &&
-			     !e[i].skip;
+		for (__u32 i = 0; i < count; i++) {
+			struct biolat_key k = {
+				.dev = opt.by & BY_DISK ? e[i].dev : 0,
+				.flags = opt.by & BY_FLAGS ? e[i].flags : 0,
+			};
+			struct lost_row *r;
+
+			if (!e[i].key || e[i].ended || !e[i].issued || e[i].requeued || e[i].skip)
+				continue;
+			n++;
+			if (opt.by && (r = lost_row_of(&k)))
+				r->delta++;
+		}
 	} while (!err);
 	return n;
+}
+
+/* With -D/-F: the unfinished requests of each key, as a JSON array. */
+static void unfinished_json(struct json *j)
+{
+	char disk[64], flags[128];
+
+	json_open(j, "unfinished_keys", '[');
+	for (size_t i = 0; i < nlost; i++) {
+		struct key_field key[2];
+		int nkey;
+
+		if (!lost_rows[i].delta)
+			continue;
+		nkey = key_fields(&lost_rows[i].key, key, disk, sizeof(disk), flags, sizeof(flags));
+		json_open(j, NULL, '{');
+		output_key_json(j, key, nkey);
+		json_u64(j, "unfinished", lost_rows[i].delta);
+		json_close(j, '}');
+	}
+	json_close(j, ']');
 }
 
 static void finish(struct output *out)
 {
 	__u64 evicted = skel->bss->totals.evicted, pending = unfinished();
+	unsigned long long skipped = probe_misses(skel->obj);
 	struct json j;
 
 	if (!out->json) {
@@ -425,12 +615,24 @@ static void finish(struct output *out)
 			fprintf(stderr, "%llu requests dropped from the in-flight table for newer ones "
 				"(never completed, or more than %d in flight)\n",
 				(unsigned long long)evicted, BIOLAT_INFLIGHT_SLOTS);
+		if (unattributed_total)
+			fprintf(stderr, "%llu lost I/Os in no histogram (disk unread, or more than %d "
+				"disks/flag sets)\n", (unsigned long long)unattributed_total,
+				BIOLAT_MAX_KEYS);
+		if (skipped && config->verbose)
+			fprintf(stderr, "%llu runs of biolat's programs skipped by the kernel (an event "
+				"interrupting the same program on its CPU)\n", skipped);
 		return;
 	}
 	output_now(out);
 	output_json_begin(out, &j);
 	json_u64(&j, "unfinished", pending);
+	if (opt.by)
+		unfinished_json(&j);
 	json_u64(&j, "evicted", evicted);
+	if (opt.by)
+		json_u64(&j, "lost_unattributed", unattributed_total);
+	json_u64(&j, "skipped_runs", skipped);
 	json_end(&j);
 }
 
@@ -464,7 +666,10 @@ static const struct tool biolat = {
 	       "  biolat --size -D        # request sizes per disk\n",
 	.banner = banner,
 	.shared = SHARED_FILTERS | SHARED_UNITS,
+	.tells_skipped_runs = true,	/* unfinished, evicted; skipped_runs with -v */
+	.hist_family = &io_duration,
 	.options = options,
+	.values = values,
 	.parse = parse,
 	.validate = validate,
 	.probes = probes,

@@ -25,6 +25,8 @@ struct block_layout {
 	__u32 rq_arg;			/* where the request is in the raw tracepoint
 					 * args of insert/issue: 1 before 5.11 (q, rq), else 0 */
 	__u32 rq_start_time;		/* start_time_ns: when it was allocated */
+	__u32 rq_biotail;		/* the last bio: the same in a merged request */
+	__u32 q_last_merge;		/* the request a merge went into */
 };
 
 /* One histogram of -D / -F. */
@@ -54,6 +56,8 @@ struct rq_entry {
 struct biolat_totals {
 	__u64 evicted;		/* in-flight entries dropped for a newer request:
 				 * their completion, if it comes, is unmatched */
+	__u64 lost_unattributed;	/* lost I/Os no histogram can be named for
+					 * (-D and the disk unread, or the lost map full) */
 };
 
 #endif /* BIOLAT_H */

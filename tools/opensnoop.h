@@ -5,6 +5,7 @@
 
 #include "filter.h"
 #include "kernel_layout.h"
+#include "process_key.h"
 
 #define OPENSNOOP_PATH_MAX 256		/* bytes of a path kept, with its NUL */
 #define OPENSNOOP_RINGBUF_DEFAULT (1024 * 1024)
@@ -17,25 +18,34 @@ enum opensnoop_mode {
 };
 
 /* What -C counts by. */
-enum opensnoop_by { BY_PROCESS, BY_FILE, BY_ERRNO };
+enum opensnoop_by { BY_PROCESS, BY_FILE, BY_ERRNO, BY_COMM };
 
 #define OPENSNOOP_MAX_KEYS 4096
 
-/* -C by process (err 0) or by errno (pid 0); -L -P (err 0). */
+/* -C by process (err 0), by comm (pid 0, err 0) or by errno (proc all
+ * zero); -L -P (err 0). A process is named by what it is called at the
+ * open: after exec(), a key of its own. */
 struct opensnoop_key {
-	__u32 pid;
+	struct process_key proc;
 	__s32 err;
 };
 
-/* -C --by file: the path as given (unreadable: empty). */
+/* The longest path an open can name (PATH_MAX, with its NUL). */
+#define OPENSNOOP_LONG_PATH_MAX 4096
+
+/* -C --by file: the path as given (unreadable: empty). One longer than
+ * OPENSNOOP_PATH_MAX - 1 bytes keeps its prefix, its length and a hash of
+ * all of it, so two long paths with the same prefix stay two keys. */
 struct opensnoop_file_key {
 	char path[OPENSNOOP_PATH_MAX];
+	__u64 hash;		/* 0 when the path fits */
+	__u32 len;		/* its length when it does not fit, else 0 */
+	__u32 pad;
 };
 
 struct opensnoop_count {
 	__u64 opens;
 	__u64 failed;
-	char comm[FILTER_COMM_LEN];	/* by process: the process's name */
 };
 
 /* Which open syscall an event came from (start.arg[2] at entry). */

@@ -43,6 +43,14 @@ static const struct run_config *config;
 static struct kernel_layout layout;
 static struct filenames files;	/* -F: names the kernel sent, by file */
 
+static const struct metric_family read_duration = {
+	.name = "readlat_read_duration_seconds", .unit = "seconds", .type = METRIC_HISTOGRAM,
+	.help = "Latency of the traced read syscalls, from entry to exit", .scale = 1e-9,
+};
+static const struct metric_family read_errors = {
+	.name = "readlat_read_errors", .type = METRIC_COUNTER, .help = "Reads that failed",
+};
+
 static const struct argp_option options[] = {
 	{ "syscalls", 's', "LIST", 0,
 	  "Syscalls to time, comma-separated: read,pread64,readv,preadv,preadv2 (default read)", 0 },
@@ -53,6 +61,11 @@ static const struct argp_option options[] = {
 	{ "by-cache", 'B', NULL, 0, "Two histograms: reads that submitted or waited for block I/O "
 	  "(disk) and reads that did not (cache)", 0 },
 	{},
+};
+
+static const struct option_value values[] = {
+	VALUE_WORDS('s', VALUE_WORD_LIST, syscall_names),
+	{ 0 },
 };
 
 #define READ_PROBES(sc)								\
@@ -83,9 +96,12 @@ static int parse_syscalls(const char *arg, struct run_config *rc)
 		for (i = 0; i < NR_SYSCALLS && (strncmp(name, syscall_names[i], len) ||
 						syscall_names[i][len]); i++)
 			;
-		if (i == NR_SYSCALLS)
-			return cli_error(rc, "unknown syscall '%.*s' for -s: expected read, pread64, "
-					 "readv, preadv or preadv2", len, name);
+		if (i == NR_SYSCALLS) {
+			char list[128];
+
+			word_list(syscall_names, NR_SYSCALLS, list, sizeof(list));
+			return cli_error(rc, "unknown syscall '%.*s' for -s: expected %s", len, name, list);
+		}
 		opt.syscalls |= 1U << i;
 		name += len;
 	}
@@ -161,6 +177,24 @@ static int validate(struct run_config *rc)
 	return 0;
 }
 
+/* -B: the bit of task_struct that says a thread waits for I/O; -1 if
+ * the BTF has it (or the layout) in another shape than is read. */
+static int iowait_checks(const struct run_config *rc, int err)
+{
+	if (layout.valid && layout.task_in_iowait != KERNEL_LAYOUT_NONE) {
+		check_row("waits for I/O (-B)", CHECK_OK, "task_struct.in_iowait from kernel BTF");
+		return 0;
+	}
+	if (err == -BTF_FIELDS_MISMATCH) {
+		check_row("waits for I/O (-B)", CHECK_FAILED, "%s (%s): -B cannot tell a wait for I/O",
+			  btf_fields_error(), btf_source(rc));
+		return -1;
+	}
+	check_row("waits for I/O (-B)", CHECK_FALLBACK, "no kernel BTF: -B sees the block I/O "
+		  "a read submits, not a wait for I/O that another thread submitted");
+	return 0;
+}
+
 /* Where start times wait (probe_task_storage), and for -P/-F how to name
  * a process and a file. */
 static int features(const struct run_config *rc)
@@ -174,21 +208,26 @@ static int features(const struct run_config *rc)
 	/* Naming a process by its leader, a file by what it is, seeing a
 	 * thread wait for I/O: offsets read from kernel BTF (only these
 	 * modes pay for reading it). */
-	err = kernel_layout_load(&layout, rc->btf_path);
-	if (opt.by_cache && !err && layout.task_in_iowait != KERNEL_LAYOUT_NONE)
-		check_row("waits for I/O (-B)", CHECK_OK, "task_struct.in_iowait from kernel BTF");
-	else if (opt.by_cache)
-		check_row("waits for I/O (-B)", CHECK_FALLBACK, "no kernel BTF: -B sees the block I/O "
-			  "a read submits, not a wait for I/O that another thread submitted");
+	err = kernel_layout_load(&layout, rc->btf_fd);
+	if (err && err != -ENOENT && err != -BTF_FIELDS_MISMATCH) {
+		check_row("kernel layout", CHECK_FAILED, "cannot read %s: %s", btf_source(rc),
+			  btf_fields_error());
+		return -1;
+	}
+	if (opt.by_cache && iowait_checks(rc, err))
+		return -1;
 	if (!per_key)
 		return 0;
-	if (!err)
+	if (!err || layout.valid)
 		check_row("process and file names", CHECK_OK, "kernel struct offsets from BTF");
+	else if (err == -BTF_FIELDS_MISMATCH)
+		check_row("process and file names", CHECK_FAILED, "%s (%s): -P and -F cannot "
+			  "name processes and files with it", btf_fields_error(), btf_source(rc));
 	else
 		check_row("process and file names", CHECK_FALLBACK,
 			  "no kernel BTF: -P names a process by the thread that read, -F a file by "
 			  "what its fd is at report time");
-	return 0;
+	return err == -BTF_FIELDS_MISMATCH && !layout.valid ? -1 : 0;
 }
 
 static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
@@ -208,8 +247,6 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	if (!keyed_mode()) {
 		keyed_unused(skel->maps.hists_a, skel->maps.hists_b);
 	}
-	if (opt.mode != READLAT_PER_PROCESS && opt.mode != READLAT_PER_FD)
-		bpf_map__set_max_entries(skel->maps.names, 1);
 	if (opt.mode != READLAT_PER_FD)
 		bpf_map__set_max_entries(skel->maps.files_sent, 1);
 	if (opt.mode != READLAT_SLOWER && opt.mode != READLAT_PER_FD)
@@ -259,10 +296,12 @@ static int loaded(const struct run_config *rc, struct output *out)
 
 	config = rc;
 	events_out = out;
-	err = drain_setup(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur, &keyed,
+	err = drain_setup(&drain, bpf_map__fd(skel->maps.intervals), bpf_map__fd(skel->maps.interval_gates),
+			   &skel->bss->interval_cur, &keyed,
 			  keyed_mode() ? skel->maps.hists : NULL, skel->maps.hists_a, skel->maps.hists_b);
 	if (err)
 		return err;
+	drain.start_missed = &skel->bss->start_missed_ends;
 	if (opt.mode != READLAT_SLOWER && opt.mode != READLAT_PER_FD)
 		return 0;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
@@ -289,9 +328,10 @@ static bool streams_events(void)
 static int by_pid_fd(const void *a, const void *b)
 {
 	const struct readlat_key *x = a, *y = b;
+	int c = process_key_cmp(&x->proc, &y->proc);
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
+	if (c)
+		return c;
 	if (x->fd != y->fd)
 		return x->fd < y->fd ? -1 : 1;
 	if (x->dev != y->dev)
@@ -313,21 +353,21 @@ static void fd_path(const struct readlat_key *k, char *buf, size_t len)
 		snprintf(buf, len, "%s", name);
 		return;
 	}
-	snprintf(link, sizeof(link), "/proc/%u/fd/%d", k->pid, k->fd);
+	snprintf(link, sizeof(link), "/proc/%u/fd/%d", k->proc.pid, k->fd);
 	if (filenames_resolve_fd(link, k->dev, k->ino, buf, len))
 		snprintf(buf, len, "?");
 }
 
 static struct hist_extra interval_extra(const struct hist_interval *iv)
 {
-	struct hist_extra x = { .errors = true, .lost = -1, .unmatched = -1 };
+	struct hist_extra x = { .errors = true, .lost = -1, .has_missed = true,
+				.per_key = keyed_mode() };
 
-	/* Reads in flight at attach (or whose start was evicted): shown
-	 * where a reader can tell them from the counts. */
-	if (config->json || config->verbose)
-		x.unmatched = (long long)iv->unmatched;
+	/* Reads in flight at attach, or whose start was evicted. */
+	x.unmatched = (long long)iv->unmatched;
 	if (keyed_mode())
 		x.lost = (long long)iv->lost_keys;
+	x.missed = iv->missed_ends;
 	return x;
 }
 
@@ -364,14 +404,14 @@ static int report_keyed(struct output *out, struct keyed_snapshot *snap, const s
 	for (size_t i = 0; i < snap->n; i++) {
 		const struct readlat_key *k = keyed_key(snap, i);
 		struct key_field key[4] = {
-			KEY_UINT("pid", k->pid),
+			KEY_UINT("pid", k->proc.pid),
 			KEY_STRING("comm", comm),
 			KEY_INT("fd", k->fd),
 			KEY_STRING("path", path),
 		};
 		int nkey = opt.mode == READLAT_PER_FD ? 4 : 2;
 
-		keyed_process_name(bpf_map__fd(skel->maps.names), k->pid, comm, sizeof(comm));
+		process_key_name(&k->proc, comm, sizeof(comm));
 		if (opt.mode == READLAT_PER_FD)
 			fd_path(k, path, sizeof(path));
 		if (opt.by_cache)	/* with -P */
@@ -414,15 +454,19 @@ static int report(struct output *out)
 static void finish(struct output *out)
 {
 	const struct readlat_totals *t = &skel->bss->totals;
+	__u64 missed = skel->bss->start_missed_ends;
 	struct json j;
 
 	if (opt.mode != READLAT_SLOWER)
 		return;
 	ring_buffer__consume(rb);
 	if (!out->json) {
-		fprintf(stderr, "%llu of %llu reads took %g usecs or longer; %llu failed; %llu lost\n",
+		fprintf(stderr, "%llu of %llu reads took %g usecs or longer; %llu failed; %llu lost",
 			(unsigned long long)t->slower, (unsigned long long)t->reads, opt.slower_us,
 			(unsigned long long)t->errors, (unsigned long long)t->lost);
+		if (missed)
+			fprintf(stderr, "; %llu missed (their end not seen)", (unsigned long long)missed);
+		fputc('\n', stderr);
 		return;
 	}
 	output_now(out);
@@ -431,6 +475,8 @@ static void finish(struct output *out)
 	json_u64(&j, "slower", t->slower);
 	json_u64(&j, "errors", t->errors);
 	json_u64(&j, "lost", t->lost);
+	if (missed)
+		json_u64(&j, "missed", missed);
 	json_end(&j);
 }
 
@@ -469,7 +515,10 @@ static const struct tool readlat = {
 	       "  readlat -B              # reads that needed the disk, and those that did not\n",
 	.banner = banner,
 	.shared = SHARED_FILTERS | SHARED_UNITS,
+	.hist_family = &read_duration,
+	.errors_family = &read_errors,
 	.options = options,
+	.values = values,
 	.parse = parse,
 	.validate = validate,
 	.probes = probes,

@@ -5,6 +5,7 @@
 
 #include "filter.h"
 #include "kernel_layout.h"
+#include "process_key.h"
 
 enum readlat_mode {
 	READLAT_HIST,		/* one histogram */
@@ -19,7 +20,7 @@ enum readlat_mode {
 
 /* One histogram of -P (fd = -1, no file) or -F. */
 struct readlat_key {
-	__u32 pid;		/* in the user's PID namespace */
+	struct process_key proc;	/* pid in the user's PID namespace, name at the read */
 	__s32 fd;		/* -1 when per process */
 	__u64 ino;		/* -F: the file read through fd (0 if unknown) */
 	__u32 dev;		/* -F: its filesystem, kernel dev_t */

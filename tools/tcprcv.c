@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "btf_fields.h"
@@ -27,6 +28,7 @@
 #include "kernel_layout.h"
 #include "keyed.h"
 #include "probe.h"
+#include "table.h"
 #include "tool.h"
 #include "tcprcv.h"
 #include "tcprcv.skel.h"
@@ -62,33 +64,55 @@ static struct kernel_facts {
 	struct kernel_layout layout;
 } facts;
 static struct tcprcv_bpf *skel;
+static double last_report;	/* CLOCK_MONOTONIC seconds: the table's counts are since then */
 static struct keyed_hist keyed;
 static struct drain drain;
 static const struct run_config *config;
 
-#define T(f, t, p) BTF_OFFSET(struct tcp_layout, f, t, p)
+/* Each with what bpf/tcprcv.bpf.c reads there. */
+#define T(f, t, p, ...) BTF_OFFSET(struct tcp_layout, f, t, p, __VA_ARGS__)
+#define T_OPT(f, t, p, ...) BTF_WANT(BTF_WANT_OFFSET, t, p, struct tcp_layout, f, true, __VA_ARGS__)
 static const struct btf_want wants_btf[] = {
-	T(sk_daddr, "sock_common", "skc_daddr"),
-	T(sk_rcv_saddr, "sock_common", "skc_rcv_saddr"),
-	T(sk_portpair, "sock_common", "skc_portpair"),
-	T(sk_family, "sock_common", "skc_family"),
+	T(sk_daddr, "sock_common", "skc_daddr", BTF_U32),
+	T(sk_rcv_saddr, "sock_common", "skc_rcv_saddr", BTF_U32),
+	T(sk_portpair, "sock_common", "skc_portpair", BTF_U32),
+	T(sk_family, "sock_common", "skc_family", BTF_U16),
+	T(sk_state, "sock_common", "skc_state", BTF_U8),
 	/* Without IPv6 in the kernel: no IPv6 sockets to read. */
-	BTF_WANT(BTF_WANT_OFFSET, "sock_common", "skc_v6_daddr", struct tcp_layout, sk_v6_daddr, true),
-	BTF_WANT(BTF_WANT_OFFSET, "sock_common", "skc_v6_rcv_saddr", struct tcp_layout,
-		 sk_v6_rcv_saddr, true),
-	T(sk_protocol, "sock", "sk_protocol"),
-	T(sk_drops, "sock", "sk_drops"),
-	T(tp_rcv_nxt, "tcp_sock", "rcv_nxt"),
-	T(tp_copied_seq, "tcp_sock", "copied_seq"),
-	T(tp_total_retrans, "tcp_sock", "total_retrans"),
-	T(skb_cb, "sk_buff", "cb"),
-	T(cb_seq, "tcp_skb_cb", "seq"),
-	T(cb_end_seq, "tcp_skb_cb", "end_seq"),
-	T(cb_flags, "tcp_skb_cb", "tcp_flags"),
-	T(file_private_data, "file", "private_data"),
-	T(socket_sk, "socket", "sk"),
+	T_OPT(sk_v6_daddr, "sock_common", "skc_v6_daddr", BTF_BYTES(16)),
+	T_OPT(sk_v6_rcv_saddr, "sock_common", "skc_v6_rcv_saddr", BTF_BYTES(16)),
+	T(sk_protocol, "sock", "sk_protocol", BTF_U16),
+	T(sk_drops, "sock", "sk_drops", BTF_BYTES(4)),	/* an atomic_t */
+	/* A member of struct sock until 6.1 at least, of sock_common's union
+	 * (the start of struct sock) since: one of the two. The program reads
+	 * the low word of the unsigned long. */
+	T_OPT(sk_flags, "sock", "sk_flags", BTF_LOW(4)),
+	T_OPT(skc_flags, "sock_common", "skc_flags", BTF_LOW(4)),
+	BTF_ENUM(struct tcp_layout, sock_done, "sock_flags", "SOCK_DONE"),
+	T(tp_rcv_nxt, "tcp_sock", "rcv_nxt", BTF_U32),
+	T(tp_copied_seq, "tcp_sock", "copied_seq", BTF_U32),
+	T(tp_total_retrans, "tcp_sock", "total_retrans", BTF_U32),
+	T(tp_data_segs_in, "tcp_sock", "data_segs_in", BTF_U32),
+	T(skb_cb, "sk_buff", "cb", BTF_NOREAD),		/* holds a tcp_skb_cb */
+	T(cb_seq, "tcp_skb_cb", "seq", BTF_U32),
+	T(cb_end_seq, "tcp_skb_cb", "end_seq", BTF_U32),
+	/* __u8 until the AccECN change (6.1 has it so), __u16 after: the
+	 * program reads the low byte, the header's flags[13]. */
+	T(cb_flags, "tcp_skb_cb", "tcp_flags", BTF_LOW(1)),
+	T(file_private_data, "file", "private_data", BTF_PTR),
+	T(socket_sk, "socket", "sk", BTF_PTR),
 };
 #define NWANTS(w) (sizeof(w) / sizeof((w)[0]))
+
+static const struct metric_family queue_latency = {
+	.name = "tcprcv_receive_queue_seconds", .unit = "seconds", .type = METRIC_HISTOGRAM,
+	.help = "Receive-queue latency: from a segment's arrival in TCP to its last byte's copy "
+		"to the application (-L)", .scale = 1e-9,
+};
+static const struct metric_family rcv_time = {
+	.name = "tcprcv_rcv_duration_seconds", .unit = "seconds", .type = METRIC_HISTOGRAM,
+	.help = "Time spent in tcp_v4_rcv/tcp_v6_rcv per segment (--rcv-time)", .scale = 1e-9,
+};
 
 static const struct argp_option options[] = {
 	{ "latency", 'L', NULL, 0,
@@ -109,11 +133,20 @@ static const struct argp_option options[] = {
 	{},
 };
 
+static const struct option_value values[] = {
+	VALUE_WORDS(OPT_BY, VALUE_WORD, by_names),
+	VALUE_WORDS('s', VALUE_WORD, sort_names),
+	{ 0 },
+};
+
 /* Listed start before end: they are attached last to first. */
 static const struct probe probes[] = {
 	{ "tcp_probe", PROBE_RAW_TRACEPOINT, "tcp/tcp_probe", "tcp_probe", false },
 	{ "tcp_rcv_space_adjust", PROBE_RAW_TRACEPOINT, "tcp/tcp_rcv_space_adjust", "rcv_space", false },
 	{ "inet_sock_set_state", PROBE_RAW_TRACEPOINT, "sock/inet_sock_set_state", "set_state", false },
+	/* -L after a half-close; before 6.3 no such tracepoint: -L misses
+	 * that data (the table counts it anyway). */
+	{ "sk_data_ready", PROBE_RAW_TRACEPOINT, "sock/sk_data_ready", "data_ready", true },
 	{ "sys_exit_accept4", PROBE_TRACEPOINT, "syscalls/sys_exit_accept4", "exit_accept4", true },
 	{ "sys_exit_accept", PROBE_TRACEPOINT, "syscalls/sys_exit_accept", "exit_accept", true },
 	{ "tcp_retransmit_skb", PROBE_RAW_TRACEPOINT, "tcp/tcp_retransmit_skb", "retransmit", false },
@@ -141,24 +174,6 @@ static int parse_port(const char *arg, __u16 *port, const char *name, struct run
 		return cli_error(rc, "invalid port '%s' for --%s: expected 1 to 65535", arg, name);
 	*port = (__u16)n;
 	return 0;
-}
-
-/* The index of @arg in @names[0..n), or -1 after a usage error that
- * lists them ("expected a, b or c"). */
-static int parse_word(const char *arg, const char *const *names, int n, const char *what,
-		      struct run_config *rc)
-{
-	char list[128] = "";
-	size_t at = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (!strcmp(arg, names[i]))
-			return i;
-		at += snprintf(list + at, sizeof(list) - at, "%s%s", i ? (i == n - 1 ? " or " : ", ") : "",
-			       names[i]);
-	}
-	cli_error(rc, "invalid %s '%s': expected %s", what, arg, list);
-	return -1;
 }
 
 static int set_mode(enum mode m, struct run_config *rc)
@@ -194,7 +209,7 @@ static int parse(int key, char *arg, struct run_config *rc)
 		if (opt.saw_by)
 			return cli_error(rc, "option '--by' given twice");
 		opt.saw_by = true;
-		if ((i = parse_word(arg, by_names, 3, "--by key", rc)) < 0)
+		if ((i = parse_word(arg, by_names, NWORDS(by_names), "--by key", rc)) < 0)
 			return EINVAL;
 		opt.by = (enum by)i;
 		return 0;
@@ -202,7 +217,7 @@ static int parse(int key, char *arg, struct run_config *rc)
 		if (opt.saw_sort)
 			return cli_error(rc, "option '--sort' given twice");
 		opt.saw_sort = true;
-		if ((i = parse_word(arg, sort_names, 5, "sort field", rc)) < 0)
+		if ((i = parse_word(arg, sort_names, NWORDS(sort_names), "sort field", rc)) < 0)
 			return EINVAL;
 		opt.sort = (enum sort)i;
 		return 0;
@@ -256,7 +271,10 @@ static bool wants(const char *event)
 		return rcv_event(event);
 	if (rcv_event(event))
 		return false;
-	/* -L needs no retransmit counts. */
+	/* -L needs no retransmit counts; only -L needs arrivals outside
+	 * tcp_probe (the table counts at the reads and the close). */
+	if (!strcmp(event, "sk_data_ready"))
+		return opt.mode == MODE_LATENCY;
 	return opt.mode == MODE_TABLE || strcmp(event, "tcp_retransmit_skb");
 }
 
@@ -279,7 +297,7 @@ static void check_rcv_time(void)
 }
 
 /* The socket offsets and the walk from a task's fd to its file. */
-static int read_btf(const char *path)
+static int read_btf(int btf_fd)
 {
 	struct btf_want *w = malloc((NWANTS(wants_btf) + kernel_layout_nwants) * sizeof(*w)), *end;
 	int err;
@@ -287,9 +305,14 @@ static int read_btf(const char *path)
 	if (!w)
 		return -ENOMEM;
 	end = btf_wants_into(w, wants_btf, NWANTS(wants_btf), offsetof(struct kernel_facts, tcp));
-	end = btf_wants_into(end, kernel_layout_wants, kernel_layout_nwants,
-			     offsetof(struct kernel_facts, layout));
-	err = btf_fields_load(w, (size_t)(end - w), &facts, path);
+	/* Not the optional ones (readlat -B's in_iowait): a change there
+	 * must not refuse tcprcv, which does not read them. */
+	for (size_t i = 0; i < kernel_layout_nwants; i++)
+		if (!kernel_layout_wants[i].optional)
+			end = btf_wants_into(end, &kernel_layout_wants[i], 1,
+					     offsetof(struct kernel_facts, layout));
+	facts.layout.task_in_iowait = KERNEL_LAYOUT_NONE;
+	err = btf_fields_load(w, (size_t)(end - w), &facts, btf_fd);
 	free(w);
 	facts.layout.valid = !err;
 	return err;
@@ -304,13 +327,19 @@ static int features(const struct run_config *rc)
 		check_rcv_time();
 	if (opt.mode == MODE_RCV_TIME)
 		return 0;
-	err = read_btf(rc->btf_path);
+	err = read_btf(rc->btf_fd);
 	if (!err && facts.tcp.cb_flags != facts.tcp.cb_seq + 12)
 		err = -EPROTO;	/* bpf/tcprcv.bpf.c reads seq..tcp_flags in one go */
+	if (!err && facts.tcp.sk_flags == BTF_FIELD_NONE)
+		facts.tcp.sk_flags = facts.tcp.skc_flags;
+	if (!err && facts.tcp.sk_flags == BTF_FIELD_NONE)
+		err = -ENOENT;
 	if (err) {
 		check_row("socket layout", CHECK_FAILED,
-			  "cannot read struct sock, tcp_sock and sk_buff from kernel BTF (%s): tcprcv "
-			  "needs them; pass a BTF file with --btf FILE", strerror(-err));
+			  "cannot read struct sock, tcp_sock and sk_buff from %s (%s): tcprcv "
+			  "needs them%s", btf_source(rc),
+			  btf_fields_error()[0] ? btf_fields_error() : "tcp_skb_cb.tcp_flags is not "
+			  "12 bytes after seq", rc->btf_name ? "" : "; pass a BTF file with --btf FILE");
 		return -1;
 	}
 	check_row("socket layout", CHECK_OK, "from kernel BTF%s",
@@ -345,17 +374,28 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	return skel->skeleton;
 }
 
+static double now_secs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static int loaded(const struct run_config *rc, struct output *out)
 {
 	struct bpf_map *slot = NULL, *a = NULL, *b = NULL;
 
+	last_report = now_secs();
 	(void)rc;
-	(void)out;
+	if (opt.mode == MODE_RCV_TIME)
+		out->hist_family = &rcv_time;
 	if (opt.mode == MODE_TABLE)
 		slot = skel->maps.closed, a = skel->maps.closed_a, b = skel->maps.closed_b;
 	else if (opt.per_process)
 		slot = skel->maps.hists, a = skel->maps.hists_a, b = skel->maps.hists_b;
-	return drain_setup(&drain, bpf_map__fd(skel->maps.intervals), &skel->bss->interval_cur, &keyed,
+	return drain_setup(&drain, bpf_map__fd(skel->maps.intervals), bpf_map__fd(skel->maps.interval_gates),
+			   &skel->bss->interval_cur, &keyed,
 			   slot, a, b);
 }
 
@@ -558,12 +598,70 @@ static void merge_rows(void)
 	qsort(rows, n_rows, sizeof(*rows), by_sort);
 }
 
-static void address(const struct tcprcv_ident *id, const __u8 *addr, __u16 port, char *buf, size_t len)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
+static const struct metric_family segs_family = {
+	.name = "tcprcv_segments", .type = METRIC_COUNTER, .help = "TCP segments with data received",
+};
+static const struct metric_family bytes_family = {
+	.name = "tcprcv_received_bytes", .unit = "bytes", .type = METRIC_COUNTER,
+	.help = "Bytes that arrived in TCP",
+};
+static const struct metric_family read_family = {
+	.name = "tcprcv_read_bytes", .unit = "bytes", .type = METRIC_COUNTER,
+	.help = "Bytes the application read",
+};
+static const struct metric_family retrans_family = {
+	.name = "tcprcv_retransmits", .type = METRIC_COUNTER, .help = "Segments retransmitted",
+};
+static const struct metric_family drops_family = {
+	.name = "tcprcv_drops", .type = METRIC_COUNTER, .help = "Packets the socket dropped",
+};
 
-	inet_ntop(id->family == AF_INET6 ? AF_INET6 : AF_INET, addr, a, sizeof(a));
-	snprintf(buf, len, id->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, port);
+static const struct table_count counts[] = {	/* as in struct tcprcv_counts */
+	{ "segs", &segs_family }, { "bytes", &bytes_family }, { "read", &read_family },
+	{ "retrans", &retrans_family }, { "drops", &drops_family },
+};
+
+#define KEY_COLUMNS { "PID", -7, "pid", 0, CELL_DASH_ZERO, NULL }, { "COMM", -16, "comm", 0, CELL_PLAIN, NULL }
+#define COUNT_COLUMNS { "SEGS", 8, NULL, 0, 0, NULL }, { "RX_BYTES", 12, NULL, 1, 0, NULL },	\
+	{ "READ_BYTES", 12, NULL, 2, 0, NULL }, { "RETRANS", 7, NULL, 3, 0, NULL },		\
+	{ "DROPS", 6, NULL, 4, 0, NULL }
+static const struct table_column by_process_cols[] = { KEY_COLUMNS, COUNT_COLUMNS };
+static const struct table_column by_port_cols[] = {
+	KEY_COLUMNS, { "LPORT", -5, "lport", 0, CELL_PLAIN, NULL }, COUNT_COLUMNS,
+};
+static const struct table_column by_flow_cols[] = {
+	KEY_COLUMNS, COUNT_COLUMNS, { "LADDR:LPORT", 0, "laddr", 0, CELL_ADDRESS, "lport" },
+	{ "RADDR:RPORT", 0, "raddr", 0, CELL_ADDRESS, "rport" },
+};
+
+static void table_title(FILE *f, const struct table *t);
+static void table_note(FILE *f, const struct table *t);
+
+static const struct table_spec specs[] = {	/* by enum by */
+	{ "process", TABLE_ARRAY(by_process_cols), TABLE_ARRAY(counts), table_title, table_note },
+	{ "port", TABLE_ARRAY(by_port_cols), TABLE_ARRAY(counts), table_title, table_note },
+	{ "flow", TABLE_ARRAY(by_flow_cols), TABLE_ARRAY(counts), table_title, table_note },
+};
+
+/* Every count of a table is what happened in its interval (the last one,
+ * at a stop, is shorter), never a total: the metrics add them up. */
+static void table_title(FILE *f, const struct table *t)
+{
+	fprintf(f, "Counts in the last %.2f s (per interval, not totals):\n", table_sum_num(t, "seconds"));
+}
+
+static void table_note(FILE *f, const struct table *t)
+{
+	unsigned long long lost = table_sum_u64(t, "lost");
+
+	fprintf(f, "%llu bytes received, %llu read, in %zu %s%s", table_sum_u64(t, "bytes"),
+		table_sum_u64(t, "read"), t->n,
+		opt.by == BY_PROCESS ? "processes" : opt.by == BY_PORT ? "ports" : "flows",
+		t->n > t->text_rows ? " (top rows shown)" : "");
+	if (lost)
+		fprintf(f, "; %llu closed sockets not counted: more than %d in one interval", lost,
+			TCPRCV_MAX_KEYS);
+	fputs("\n\n", f);
 }
 
 static void row_name(const struct row *r, char *comm, size_t len)
@@ -574,103 +672,65 @@ static void row_name(const struct row *r, char *comm, size_t len)
 		keyed_process_name(bpf_map__fd(skel->maps.names), r->id.pid, comm, len);
 }
 
-static void print_row_text(FILE *f, const struct row *r)
+/* A row's key fields, its strings in @comm and @addr (2 addresses). */
+static int row_key(const struct row *r, struct key_field *k, char *comm,
+		   char addr[2][INET6_ADDRSTRLEN])
 {
-	char comm[FILTER_COMM_LEN + 1], name[80], a[64];
-	size_t n;
+	int af = r->id.family == AF_INET6 ? AF_INET6 : AF_INET, n = 0;
 
-	row_name(r, comm, sizeof(comm));
-	n = escape_text_buf(name, sizeof(name), comm, strlen(comm));
-	if (r->id.pid)
-		fprintf(f, "%-7u ", r->id.pid);
-	else
-		fprintf(f, "%-7s ", "-");
-	fprintf(f, "%-16.*s", (int)n, name);
-	if (opt.by == BY_PORT)
-		fprintf(f, " %-5u", r->id.lport);
-	fprintf(f, " %8llu %12llu %12llu %7llu %6llu", (unsigned long long)r->c.segs,
-		(unsigned long long)r->c.bytes, (unsigned long long)r->c.read,
-		(unsigned long long)r->c.retrans, (unsigned long long)r->c.drops);
-	if (opt.by == BY_FLOW) {
-		address(&r->id, r->id.laddr, r->id.lport, a, sizeof(a));
-		fprintf(f, " %s", a);
-		address(&r->id, r->id.raddr, r->id.rport, a, sizeof(a));
-		fprintf(f, " %s", a);
-	}
-	fputc('\n', f);
-}
-
-static void print_row_json(struct json *j, const struct row *r)
-{
-	char comm[FILTER_COMM_LEN + 1], a[INET6_ADDRSTRLEN];
-
-	row_name(r, comm, sizeof(comm));
-	json_open(j, NULL, '{');
-	json_u64(j, "pid", r->id.pid);
-	json_strn(j, "comm", comm, sizeof(comm));
+	row_name(r, comm, FILTER_COMM_LEN + 1);
+	k[n++] = (struct key_field)KEY_UINT("pid", r->id.pid);
+	k[n++] = (struct key_field)KEY_STRING("comm", comm);
 	if (opt.by != BY_PROCESS)
-		json_u64(j, "lport", r->id.lport);
-	if (opt.by == BY_FLOW) {
-		json_str(j, "family", r->id.family == AF_INET6 ? "ipv6" : "ipv4");
-		inet_ntop(r->id.family == AF_INET6 ? AF_INET6 : AF_INET, r->id.laddr, a, sizeof(a));
-		json_str(j, "laddr", a);
-		inet_ntop(r->id.family == AF_INET6 ? AF_INET6 : AF_INET, r->id.raddr, a, sizeof(a));
-		json_str(j, "raddr", a);
-		json_u64(j, "rport", r->id.rport);
-	}
-	json_u64(j, "segs", r->c.segs);
-	json_u64(j, "bytes", r->c.bytes);
-	json_u64(j, "read", r->c.read);
-	json_u64(j, "retrans", r->c.retrans);
-	json_u64(j, "drops", r->c.drops);
-	json_close(j, '}');
+		k[n++] = (struct key_field)KEY_UINT("lport", r->id.lport);
+	if (opt.by != BY_FLOW)
+		return n;
+	if (!inet_ntop(af, r->id.laddr, addr[0], INET6_ADDRSTRLEN))
+		strcpy(addr[0], "?");
+	if (!inet_ntop(af, r->id.raddr, addr[1], INET6_ADDRSTRLEN))
+		strcpy(addr[1], "?");
+	k[n++] = (struct key_field)KEY_STRING("family", af == AF_INET6 ? "ipv6" : "ipv4");
+	k[n++] = (struct key_field)KEY_STRING("laddr", addr[0]);
+	k[n++] = (struct key_field)KEY_STRING("raddr", addr[1]);
+	k[n++] = (struct key_field)KEY_UINT("rport", r->id.rport);
+	return n;
 }
 
-static void print_table(struct output *o, __u64 lost)
+/* The rows (sorted), the totals of all of them, the lost. */
+static int print_table(struct output *o, __u64 lost, double secs)
 {
-	size_t n = n_rows < (size_t)opt.rows ? n_rows : (size_t)opt.rows;
-	struct tcprcv_counts t = {};
-	struct json j;
+	char comm[FILTER_COMM_LEN + 1], addr[2][INET6_ADDRSTRLEN];
+	struct tcprcv_counts tot = {};
+	struct table t;
+	int err = 0;
 
-	for (size_t i = 0; i < n_rows; i++) {
-		t.segs += rows[i].c.segs;
-		t.bytes += rows[i].c.bytes;
-		t.read += rows[i].c.read;
-		t.retrans += rows[i].c.retrans;
-		t.drops += rows[i].c.drops;
+	table_init(&t, &specs[opt.by]);
+	t.text_rows = t.json_rows = (size_t)opt.rows;
+	for (size_t i = 0; i < n_rows && !err; i++) {
+		const struct tcprcv_counts *c = &rows[i].c;
+		unsigned long long v[5] = { c->segs, c->bytes, c->read, c->retrans, c->drops };
+		struct key_field key[7];
+		int nkey = row_key(&rows[i], key, comm, addr);
+
+		tot.segs += c->segs;
+		tot.bytes += c->bytes;
+		tot.read += c->read;
+		tot.retrans += c->retrans;
+		tot.drops += c->drops;
+		err = table_add(&t, key, nkey, v);
 	}
-	if (o->json) {
-		output_json_begin(o, &j);
-		json_str(&j, "by", by_names[opt.by]);
-		json_u64(&j, "segs", t.segs);
-		json_u64(&j, "bytes", t.bytes);
-		json_u64(&j, "read", t.read);
-		json_u64(&j, "retrans", t.retrans);
-		json_u64(&j, "drops", t.drops);
-		json_u64(&j, "keys", n_rows);
-		json_u64(&j, "lost", lost);
-		json_open(&j, "rows", '[');
-		for (size_t i = 0; i < n; i++)
-			print_row_json(&j, &rows[i]);
-		json_close(&j, ']');
-		json_end(&j);
-		return;
-	}
-	fprintf(o->f, "%-7s %-16s", "PID", "COMM");
-	if (opt.by == BY_PORT)
-		fprintf(o->f, " %-5s", "LPORT");
-	fprintf(o->f, " %8s %12s %12s %7s %6s%s\n", "SEGS", "RX_BYTES", "READ_BYTES", "RETRANS",
-		"DROPS", opt.by == BY_FLOW ? " LADDR:LPORT RADDR:RPORT" : "");
-	for (size_t i = 0; i < n; i++)
-		print_row_text(o->f, &rows[i]);
-	fprintf(o->f, "%llu bytes received, %llu read, in %zu %s%s", (unsigned long long)t.bytes,
-		(unsigned long long)t.read, n_rows,
-		opt.by == BY_PROCESS ? "processes" : opt.by == BY_PORT ? "ports" : "flows",
-		n_rows > n ? " (top rows shown)" : "");
-	if (lost)
-		fprintf(o->f, "; %llu closed sockets not counted: more than %d in one interval",
-			(unsigned long long)lost, TCPRCV_MAX_KEYS);
-	fputs("\n\n", o->f);
+	table_sum(&t, &(struct table_sum){ .json = "seconds", .type = SUM_NUM, .d = secs });
+	table_sum(&t, &(struct table_sum){ .json = "segs", .u = tot.segs });
+	table_sum(&t, &(struct table_sum){ .json = "bytes", .u = tot.bytes });
+	table_sum(&t, &(struct table_sum){ .json = "read", .u = tot.read });
+	table_sum(&t, &(struct table_sum){ .json = "retrans", .u = tot.retrans });
+	table_sum(&t, &(struct table_sum){ .json = "drops", .u = tot.drops });
+	table_sum(&t, &(struct table_sum){ .json = "keys", .u = n_rows });
+	table_sum(&t, &(struct table_sum){ .json = "lost", .u = lost, .family = &o->fam.lost });
+	if (!err)
+		output_table(o, &t);
+	table_free(&t);
+	return err ? -ENOMEM : 0;
 }
 
 /* A socket that left the live map without reaching the closed map yet
@@ -693,6 +753,7 @@ static int report_table(struct output *o)
 	struct hist_interval iv;
 	struct seen *swap;
 	size_t cap_swap;
+	double now;
 	int err;
 
 	/* Closed first: a socket closed after the swap is still live below,
@@ -717,7 +778,9 @@ static int report_table(struct output *o)
 	cap_new = cap_swap;
 	n_old = n_new;
 	merge_rows();
-	print_table(o, iv.lost_keys);
+	now = now_secs();
+	err = print_table(o, iv.lost_keys, now - last_report);
+	last_report = now;
 out:
 	keyed_snapshot_free(&snap);
 	if (err)
@@ -728,7 +791,8 @@ out:
 /* -L and --rcv-time: one histogram, or one per reading process (-L -P). */
 static int report_hist(struct output *o)
 {
-	struct hist_extra x = { .errors = false, .lost = -1, .unmatched = -1 };
+	struct hist_extra x = { .errors = false, .lost = -1, .unmatched = -1,
+				.per_key = opt.per_process };
 	struct keyed_snapshot snap = {};
 	struct hist_interval iv;
 	int err;
@@ -736,6 +800,7 @@ static int report_hist(struct output *o)
 	err = drain_interval(&drain, &iv, opt.per_process ? &snap : NULL);
 	if (err) {
 		diag_error("cannot read the histograms: %s", strerror(-err));
+		keyed_snapshot_free(&snap);
 		return err;
 	}
 	if (!opt.per_process || !snap.n) {
@@ -796,7 +861,9 @@ static const struct tool tcprcv = {
 	       "  tcprcv --rcv-time       # time in tcp_v4_rcv (fentry or kprobes)\n",
 	.banner = banner,
 	.shared = SHARED_FILTERS | SHARED_UNITS,
+	.hist_family = &queue_latency,
 	.options = options,
+	.values = values,
 	.parse = parse,
 	.validate = validate,
 	.probes = probes,

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <cmocka.h>
 #include <gelf.h>
 #include <bpf/btf.h>
@@ -250,7 +252,7 @@ static void test_every_kind(void **state)
 	(void)state;
 	NEED_VMLINUX();
 	memset(&out, 0xab, sizeof(out));
-	assert_int_equal(btf_fields_load(all_kinds, ARRAY_SIZE(all_kinds), &out, NULL), 0);
+	assert_int_equal(btf_fields_load(all_kinds, ARRAY_SIZE(all_kinds), &out, -1), 0);
 	check_against_libbpf(&out);
 	CHECK(out.op_write == 1, "REQ_OP_WRITE is %u", out.op_write);
 	CHECK(out.sync_in_req_op == BTF_FIELD_NONE, "__REQ_SYNC found in enum req_op");
@@ -276,12 +278,12 @@ static void test_stops_early(void **state)
 			continue;
 		some[n++] = *w;
 		memset(&out, 0xab, sizeof(out));
-		assert_int_equal(btf_fields_load(w, 1, &out, NULL), 0);
+		assert_int_equal(btf_fields_load(w, 1, &out, -1), 0);
 		CHECK(field_of(&out, w) == want, "%s %s alone: %u, libbpf says %u", w->type,
 		      w->path ? w->path : "", field_of(&out, w), want);
 	}
 	memset(&out, 0xab, sizeof(out));
-	assert_int_equal(btf_fields_load(some, n, &out, NULL), 0);
+	assert_int_equal(btf_fields_load(some, n, &out, -1), 0);
 	for (size_t i = 0; i < n; i++)
 		CHECK(field_of(&out, &some[i]) == expected(&some[i]), "%s %s: %u, libbpf says %u",
 		      some[i].type, some[i].path ? some[i].path : "", field_of(&out, &some[i]),
@@ -314,7 +316,7 @@ static void test_missing(void **state)
 	(void)state;
 	NEED_VMLINUX();
 	memset(&out, 0, sizeof(out));
-	assert_int_equal(btf_fields_load(some_missing, ARRAY_SIZE(some_missing), &out, NULL),
+	assert_int_equal(btf_fields_load(some_missing, ARRAY_SIZE(some_missing), &out, -1),
 			 -ENOENT);
 	CHECK(out.comm == lb_path_bits("task_struct", "comm") / 8, "comm: %u", out.comm);
 	for (size_t i = 1; i < ARRAY_SIZE(some_missing); i++) {
@@ -328,7 +330,7 @@ static void test_missing(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(optional); i++)
 		optional[i].optional = true;
 	memset(&out, 0, sizeof(out));
-	assert_int_equal(btf_fields_load(optional, ARRAY_SIZE(optional), &out, NULL), 0);
+	assert_int_equal(btf_fields_load(optional, ARRAY_SIZE(optional), &out, -1), 0);
 	CHECK(out.member == BTF_FIELD_NONE && out.size == BTF_FIELD_NONE, "optional not marked");
 	CHECKS_END();
 }
@@ -339,14 +341,17 @@ static void test_bad_wants(void **state)
 	const struct btf_want no_enumerator = R(BTF_WANT_ENUM, "req_op", NULL, enumerator);
 	const struct btf_want no_type = R(BTF_WANT_SIZE, NULL, NULL, size);
 	struct few out;
+	int fd;
 
 	(void)state;
-	assert_int_equal(btf_fields_load(&no_path, 1, &out, NULL), -EINVAL);
-	assert_int_equal(btf_fields_load(&no_enumerator, 1, &out, NULL), -EINVAL);
-	assert_int_equal(btf_fields_load(&no_type, 1, &out, NULL), -EINVAL);
-	assert_int_equal(btf_fields_load(some_missing, 1, &out, "/nonexistent/btf"), -ENOENT);
+	assert_int_equal(btf_fields_load(&no_path, 1, &out, -1), -EINVAL);
+	assert_int_equal(btf_fields_load(&no_enumerator, 1, &out, -1), -EINVAL);
+	assert_int_equal(btf_fields_load(&no_type, 1, &out, -1), -EINVAL);
 	/* Neither raw BTF nor ELF. */
-	assert_true(btf_fields_load(some_missing, 1, &out, "/proc/self/status") < 0);
+	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_true(btf_fields_load(some_missing, 1, &out, fd) < 0);
+	close(fd);
 }
 
 /* ---- an ELF file with a .BTF section (--btf) ------------------------------ */
@@ -404,11 +409,14 @@ static void test_elf_file(void **state)
 	close(fd);
 	write_elf(path, (void *)raw, size);
 
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
 	memset(&out, 0xab, sizeof(out));
-	assert_int_equal(btf_fields_load(all_kinds, ARRAY_SIZE(all_kinds), &out, path), 0);
+	assert_int_equal(btf_fields_load(all_kinds, ARRAY_SIZE(all_kinds), &out, fd), 0);
 	check_against_libbpf(&out);
-	assert_int_equal(kernel_layout_load(&layout, path), 0);
+	assert_int_equal(kernel_layout_load(&layout, fd), 0);
 	CHECK(layout.valid && layout.task_comm == out.comm, "kernel_layout from ELF");
+	close(fd);
 	unlink(path);
 	CHECKS_END();
 }
@@ -418,10 +426,11 @@ static void test_elf_file(void **state)
 static void test_kernel_layout(void **state)
 {
 	struct kernel_layout l;
+	int fd;
 
 	(void)state;
 	NEED_VMLINUX();
-	assert_int_equal(kernel_layout_load(&l, NULL), 0);
+	assert_int_equal(kernel_layout_load(&l, -1), 0);
 	CHECK(l.valid == 1, "not valid");
 	CHECK(l.task_comm == lb_path_bits("task_struct", "comm") / 8, "task_comm %u", l.task_comm);
 	CHECK(l.dentry_name == lb_path_bits("dentry", "d_name.name") / 8, "dentry_name %u",
@@ -437,8 +446,242 @@ static void test_kernel_layout(void **state)
 	      kernel_task_comm_offset());
 
 	memset(&l, 0xab, sizeof(l));
-	assert_int_equal(kernel_layout_load(&l, "/nonexistent/btf"), -ENOENT);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_true(kernel_layout_load(&l, fd) < 0);
+	close(fd);
 	CHECK(l.valid == 0 && l.task_comm == 0, "failed load leaves values");
+	CHECKS_END();
+}
+
+/* ---- hostile and changed BTF ---------------------------------------------- */
+
+#define HOSTILE_MEMBERS 40
+#define HOSTILE_DEPTH 8		/* MAX_NESTING in btf_fields.c */
+#define HOSTILE_SECS 1.0	/* bounded work: far less than this */
+
+/* @btf's raw data in a memfd, for btf_fields_load(). */
+static int btf_fd(struct btf *btf)
+{
+	__u32 size = 0;
+	const void *raw = btf__raw_data(btf, &size);
+	int fd = memfd_create("test_btf", MFD_CLOEXEC);
+
+	assert_non_null(raw);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, raw, size), (ssize_t)size);
+	btf__free(btf);
+	return fd;
+}
+
+/* The CPU time this process has used: the work done, whatever else the
+ * machine runs meanwhile (a loaded CI host, a slower one). */
+static double now_secs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The names the wants below look for, so that the search does run. */
+static struct btf *hostile_start(void)
+{
+	struct btf *btf = btf__new_empty();
+
+	assert_non_null(btf);
+	assert_true(btf__add_int(btf, "int", 4, BTF_INT_SIGNED) > 0);
+	assert_true(btf__add_str(btf, "comm") > 0);
+	return btf;
+}
+
+struct one {
+	__u32 comm;
+};
+static const struct btf_want want_comm =
+	BTF_OFFSET(struct one, comm, "task_struct", "comm", BTF_BYTES(16));
+
+/* libbpf accepts a struct made of 40 anonymous members of its own type
+ * (1 KB of BTF); a reader that walks into them spins for 40^8 steps. */
+static void test_struct_inside_itself(void **state)
+{
+	struct btf *btf = hostile_start();
+	struct one out;
+	double t0;
+	int id, fd;
+
+	(void)state;
+	id = btf__add_struct(btf, "task_struct", 8);
+	assert_true(id > 0);
+	for (int i = 0; i < HOSTILE_MEMBERS; i++)
+		assert_int_equal(btf__add_field(btf, NULL, id, 0, 0), 0);
+	fd = btf_fd(btf);
+	t0 = now_secs();
+	assert_int_equal(btf_fields_load(&want_comm, 1, &out, fd), -BTF_FIELDS_TOO_COMPLEX);
+	CHECK(now_secs() - t0 < HOSTILE_SECS, "took %.3f s", now_secs() - t0);
+	CHECK(strstr(btf_fields_error(), "contains itself, looking for task_struct.comm"),
+	      "error: %s", btf_fields_error());
+	close(fd);
+	CHECKS_END();
+}
+
+/* No loop, but 40 anonymous members of the next struct down, 8 deep:
+ * 40^8 members to look at, and the budget stops it. */
+static void test_work_budget(void **state)
+{
+	struct btf *btf = hostile_start();
+	struct one out;
+	int id, next, fd;
+	double t0;
+
+	(void)state;
+	next = btf__add_struct(btf, "leaf", 4);
+	assert_true(next > 0 && btf__add_field(btf, "x", 1, 0, 0) == 0);
+	for (int depth = HOSTILE_DEPTH; depth >= 0; depth--, next = id) {
+		id = btf__add_struct(btf, depth ? NULL : "task_struct", 8);
+		assert_true(id > 0);
+		for (int i = 0; i < HOSTILE_MEMBERS; i++)
+			assert_int_equal(btf__add_field(btf, NULL, next, 0, 0), 0);
+	}
+	fd = btf_fd(btf);
+	t0 = now_secs();
+	assert_int_equal(btf_fields_load(&want_comm, 1, &out, fd), -BTF_FIELDS_TOO_COMPLEX);
+	CHECK(now_secs() - t0 < HOSTILE_SECS, "took %.3f s", now_secs() - t0);
+	CHECK(strstr(btf_fields_error(), "finding task_struct.comm takes more than"),
+	      "error: %s", btf_fields_error());
+	close(fd);
+	CHECKS_END();
+}
+
+struct shapes {
+	__u32 len, flags, q, bits, comm, name, low;
+};
+#define S(f, path, read) BTF_OFFSET(struct shapes, f, "request", path, read)
+static const struct btf_want shape_wants[] = {
+	S(len, "__data_len", BTF_U32),		/* an 8-byte unsigned long here */
+	S(flags, "cmd_flags", BTF_U32),		/* a signed int here */
+	S(q, "q", BTF_PTR),			/* as read */
+	BTF_WANT(BTF_WANT_BIT_OFFSET, "request", "iowait", struct shapes, bits, true,
+		 BTF_BITS(1)),			/* 2 bits here: optional, still a mismatch */
+	S(comm, "comm", BTF_BYTES(16)),		/* char[16] through a typedef: as read */
+	S(name, "name", BTF_PTR),		/* in an anonymous union: as read */
+	S(low, "tcp_flags", BTF_LOW(1)),	/* the low byte of a __u16: as read */
+};
+
+/* A member found by name is not enough: each want says what it reads. */
+static void test_size_and_sign(void **state)
+{
+	struct btf *btf = btf__new_empty();
+	int u64, s32, u16, chr, arr, td, ptr, inner, req, fd;
+	struct shapes out;
+
+	(void)state;
+	assert_non_null(btf);
+	u64 = btf__add_int(btf, "long unsigned int", 8, 0);
+	s32 = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	u16 = btf__add_int(btf, "short unsigned int", 2, 0);
+	chr = btf__add_int(btf, "char", 1, BTF_INT_SIGNED);
+	arr = btf__add_array(btf, s32, chr, 16);
+	td = btf__add_typedef(btf, "comm_t", arr);
+	ptr = btf__add_ptr(btf, 0);
+	inner = btf__add_union(btf, NULL, 8);
+	assert_true(btf__add_field(btf, "name", ptr, 0, 0) == 0);
+	req = btf__add_struct(btf, "request", 64);
+	assert_true(u64 > 0 && s32 > 0 && td > 0 && inner > 0 && req > 0);
+	assert_int_equal(btf__add_field(btf, "__data_len", u64, 0, 0), 0);
+	assert_int_equal(btf__add_field(btf, "cmd_flags", s32, 64, 0), 0);
+	assert_int_equal(btf__add_field(btf, "q", ptr, 128, 0), 0);
+	assert_int_equal(btf__add_field(btf, "iowait", s32, 192, 2), 0);
+	assert_int_equal(btf__add_field(btf, "comm", td, 224, 0), 0);
+	assert_int_equal(btf__add_field(btf, NULL, inner, 384, 0), 0);
+	assert_int_equal(btf__add_field(btf, "tcp_flags", u16, 448, 0), 0);
+	fd = btf_fd(btf);
+	memset(&out, 0xab, sizeof(out));
+	assert_int_equal(btf_fields_load(shape_wants, ARRAY_SIZE(shape_wants), &out, fd),
+			 -BTF_FIELDS_MISMATCH);
+	CHECK(out.len == BTF_FIELD_NONE && out.flags == BTF_FIELD_NONE &&
+	      out.bits == BTF_FIELD_NONE, "mismatched answers: %u %u %u", out.len, out.flags,
+	      out.bits);
+	CHECK(out.q == 16 && out.comm == 28 && out.name == 48 && out.low == 56,
+	      "the others: %u %u %u %u", out.q, out.comm, out.name, out.low);
+	CHECK(!strcmp(btf_fields_error(), "request.__data_len is an 8-byte unsigned integer in "
+		      "this BTF, where the BPF programs read a 4-byte unsigned integer"),
+	      "error: %s", btf_fields_error());
+	close(fd);
+	CHECKS_END();
+}
+
+/* A type section that ends near 4 GiB (sparse): the last struct's
+ * members end past it. With 32-bit offsets the pass wrapped to the start
+ * and went round for ever; it must end, and find nothing. */
+static void test_near_4gib(void **state)
+{
+	static const char strs[] = "\0x";
+	struct btf_header h = {
+		.magic = BTF_MAGIC, .version = 1, .hdr_len = sizeof(h),
+		.type_len = UINT32_MAX, .str_off = UINT32_MAX, .str_len = sizeof(strs),
+	};
+	/* 12 + 65535 * 12 = 3 << 18 bytes: 5462 of them end past 4 GiB. */
+	const struct btf_type big = { .info = BTF_KIND_STRUCT << 24 | 0xffff, .size = 8 };
+	const __u64 step = sizeof(big) + 0xffffULL * sizeof(struct btf_member);
+	const struct btf_want w = BTF_ENUM(struct one, comm, NULL, "NO_SUCH_ENUMERATOR");
+	char path[] = "/tmp/test_btf_big.XXXXXX";
+	struct one out;
+	double t0;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(pwrite(fd, &h, sizeof(h), 0), sizeof(h));
+	for (__u64 at = 0; at + sizeof(big) <= h.type_len; at += step)
+		assert_int_equal(pwrite(fd, &big, sizeof(big), (off_t)(h.hdr_len + at)), sizeof(big));
+	assert_int_equal(pwrite(fd, strs, sizeof(strs), (off_t)h.hdr_len + h.str_off), sizeof(strs));
+	t0 = now_secs();
+	assert_int_equal(btf_fields_load(&w, 1, &out, fd), -ENOENT);
+	CHECK(now_secs() - t0 < HOSTILE_SECS, "took %.3f s", now_secs() - t0);
+	close(fd);
+	CHECKS_END();
+}
+
+/* More types than the kernel allows (BTF_MAX_TYPE, 2^20 - 1): refused,
+ * and the index does not grow with the file. */
+static void test_too_many_types(void **state)
+{
+	static const char strs[] = "\0x";
+	const __u32 types = 1U << 20;
+	struct btf_header h = {
+		.magic = BTF_MAGIC, .version = 1, .hdr_len = sizeof(h),
+		.type_len = types * sizeof(struct btf_type), .str_off = types * sizeof(struct btf_type),
+		.str_len = sizeof(strs),
+	};
+	const struct btf_want w = BTF_ENUM(struct one, comm, NULL, "NO_SUCH_ENUMERATOR");
+	struct one out;
+	int fd = memfd_create("test_btf", MFD_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &h, sizeof(h), 0), sizeof(h));
+	assert_int_equal(pwrite(fd, strs, sizeof(strs), (off_t)h.hdr_len + h.str_off), sizeof(strs));
+	assert_int_equal(btf_fields_load(&w, 1, &out, fd), -BTF_FIELDS_TOO_COMPLEX);
+	CHECK(strstr(btf_fields_error(), "types: a malformed BTF file"), "error: %s",
+	      btf_fields_error());
+	close(fd);
+	CHECKS_END();
+}
+
+/* Every want of kernel_layout.c states what bpf/kernel.bpf.h reads, and
+ * this kernel has it so (test_kernel_layout: it loads with 0). */
+static void test_layout_reads_stated(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < kernel_layout_nwants; i++)
+		CHECK(kernel_layout_wants[i].read != BTF_READ_NONE ||
+		      kernel_layout_wants[i].field == offsetof(struct kernel_layout, fs_pwd) ||
+		      kernel_layout_wants[i].field == offsetof(struct kernel_layout, file_path) ||
+		      kernel_layout_wants[i].field == offsetof(struct kernel_layout, mount_mnt),
+		      "%s.%s states no read", kernel_layout_wants[i].type, kernel_layout_wants[i].path);
 	CHECKS_END();
 }
 
@@ -451,6 +694,12 @@ int main(void)
 		cmocka_unit_test(test_bad_wants),
 		cmocka_unit_test(test_elf_file),
 		cmocka_unit_test(test_kernel_layout),
+		cmocka_unit_test(test_struct_inside_itself),
+		cmocka_unit_test(test_work_budget),
+		cmocka_unit_test(test_size_and_sign),
+		cmocka_unit_test(test_near_4gib),
+		cmocka_unit_test(test_too_many_types),
+		cmocka_unit_test(test_layout_reads_stated),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -12,7 +12,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <linux/btf.h>
+#include <bpf/libbpf_version.h>
 #include "tool.h"
+#include "version.h"
+#include "capture.h"
 #include "checks.h"
 
 #ifndef TOOLS_VERSION
@@ -69,6 +72,39 @@ static const struct tool tool_bare = {
 	.summary = "A bare tool.",
 };
 
+/* Options whose values the completion names: words, one hidden option. */
+#define OPT_KIND 'k'
+#define OPT_SECRET 's'
+
+static const char *const kind_names[] = { "alpha", "beta", "gamma" };
+
+static const struct argp_option w_options[] = {
+	{ "kind", OPT_KIND, "KIND", 0, "Of this kind:\tone of three\nsecond line", 0 },
+	{ "secret", OPT_SECRET, NULL, OPTION_HIDDEN, "Not for users", 0 },
+	{},
+};
+
+static const struct option_value w_values[] = {
+	VALUE_WORDS(OPT_KIND, VALUE_WORD, kind_names),
+	{ 0 },
+};
+
+static int w_parse(int key, char *arg, struct run_config *rc)
+{
+	if (key == OPT_KIND)
+		return parse_word(arg, kind_names, NWORDS(kind_names), "kind", rc) < 0 ? EINVAL : 0;
+	return key == OPT_SECRET ? 0 : ARGP_ERR_UNKNOWN;
+}
+
+static const struct tool tool_words = {
+	.name = "t",
+	.summary = "A tool with word values.",
+	.shared = SHARED_FILTERS,
+	.options = w_options,
+	.values = w_values,
+	.parse = w_parse,
+};
+
 /* ---- running cli_parse ---------------------------------------------- */
 
 static char arg_store[MAX_ARGS][256];
@@ -80,10 +116,9 @@ static char stdout_text[8192];
  * writes to stdout lands in stdout_text. */
 static enum cli_result run_argv(const struct tool *t, const char *const *args)
 {
-	int argc = 0, saved, fd;
+	struct capture c;
+	int argc = 0;
 	enum cli_result r;
-	FILE *tmp;
-	size_t n;
 
 	strcpy(arg_store[argc], "t");
 	argv_store[argc] = arg_store[argc];
@@ -100,21 +135,9 @@ static enum cli_result run_argv(const struct tool *t, const char *const *args)
 	tool_saw_shared = false;
 	memset(&rc, 0x5a, sizeof(rc)); /* cli_parse must reset everything */
 
-	tmp = tmpfile();
-	assert_non_null(tmp);
-	fflush(stdout);
-	saved = dup(STDOUT_FILENO);
-	assert_true(saved >= 0);
-	fd = fileno(tmp);
-	assert_true(dup2(fd, STDOUT_FILENO) >= 0);
+	capture_begin(&c, STDOUT_FILENO);
 	r = cli_parse(t, argc, argv_store, &rc);
-	fflush(stdout);
-	assert_true(dup2(saved, STDOUT_FILENO) >= 0);
-	close(saved);
-	rewind(tmp);
-	n = fread(stdout_text, 1, sizeof(stdout_text) - 1, tmp);
-	stdout_text[n] = '\0';
-	fclose(tmp);
+	capture_end(&c, stdout_text, sizeof(stdout_text));
 	return r;
 }
 
@@ -159,6 +182,8 @@ static void test_defaults(void **state)
 	assert_int_equal(rc.count, 0);
 	assert_true(rc.duration == 0);
 	assert_null(rc.btf_path);
+	assert_null(rc.btf_name);
+	assert_int_equal(rc.btf_fd, -1);
 	assert_false(rc.timestamp || rc.json || rc.check || rc.verbose || rc.self_cost);
 	assert_int_equal(rc.unit, UNIT_USECS);
 	assert_int_equal(tool_min, 0);
@@ -280,6 +305,18 @@ static void test_missing_argument(void **state)
 	USAGE(RUN(&tool_full, "--json=yes"), "--json", "takes no argument");
 }
 
+/* cli.o's build says how it is linked; the test program runs with the
+ * libbpf it was built with. */
+#define STR(x) #x
+#define XSTR(x) STR(x)
+#if TOOLS_STATIC
+#define LINKED "static"
+#else
+#define LINKED "dynamic"
+#endif
+#define VERSION_TEXT "t " TOOLS_VERSION "\n" LINKED ", libbpf " \
+	XSTR(LIBBPF_MAJOR_VERSION) "." XSTR(LIBBPF_MINOR_VERSION) "\n"
+
 static void test_help_version(void **state)
 {
 	(void)state;
@@ -296,10 +333,50 @@ static void test_help_version(void **state)
 	USAGE(RUN(&tool_full, "-p", "x", "-h"), "invalid PID");
 
 	assert_int_equal(RUN(&tool_full, "-V"), CLI_EXIT_OK);
-	assert_string_equal(stdout_text, "t " TOOLS_VERSION "\n");
+	assert_string_equal(stdout_text, VERSION_TEXT);
 	assert_string_equal(rc.err, "");
 	assert_int_equal(RUN(&tool_full, "--version"), CLI_EXIT_OK);
-	assert_string_equal(stdout_text, "t " TOOLS_VERSION "\n");
+	assert_string_equal(stdout_text, VERSION_TEXT);
+}
+
+/* --completion-table: each option --help shows, what its value is, and
+ * the words the parser takes (completion/generate reads it). */
+static void test_completion_table(void **state)
+{
+	static const char *const want[] = {
+		"option\tk\tkind\tKIND\tword\tOf this kind: one of three\n",
+		"word\tk\tkind\talpha\nword\tk\tkind\tbeta\nword\tk\tkind\tgamma\n",
+		"option\tp\tpid\tPID\tpid\t",
+		"option\tt\ttid\tTID\ttid\t",
+		"option\tc\tcgroup\tPATH\tdir\t",
+		"option\t-\tduration\tSECONDS\tnone\t",
+		"option\tj\tjson\t-\tflag\t",
+		"word\to\toutput\ttext\nword\to\toutput\tjson\nword\to\toutput\topenmetrics\n",
+		"word\t-\tprobe\tkprobe\n",
+		"option\t-\tbtf\tFILE\tfile\t",
+		"option\th\thelp\t-\tflag\t",
+	};
+
+	(void)state;
+	assert_int_equal(RUN(&tool_words, "--completion-table"), CLI_EXIT_OK);
+	assert_string_equal(rc.err, "");
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		CHECK(strstr(stdout_text, want[i]), "the table lacks \"%s\" (stdout: \"%s\")",
+		      want[i], stdout_text);
+	CHECKS_END();
+	assert_null(strstr(stdout_text, "secret"));
+	assert_null(strstr(stdout_text, "completion-table"));
+	assert_null(strstr(stdout_text, "second line"));
+	/* and the words are what the parser takes */
+	expect_run(RUN(&tool_words, "--kind", "beta"));
+	USAGE(RUN(&tool_words, "--kind", "delta"), "invalid kind 'delta': expected alpha, beta or gamma");
+	/* a tool without the shared filters has none in its table */
+	assert_int_equal(RUN(&tool_bare, "--completion-table"), CLI_EXIT_OK);
+	assert_null(strstr(stdout_text, "option\tp\tpid\t"));
+	assert_non_null(strstr(stdout_text, "\toutput\t"));
+	/* and --help does not show it */
+	assert_int_equal(RUN(&tool_words, "--help"), CLI_EXIT_OK);
+	assert_null(strstr(stdout_text, "completion-table"));
 }
 
 /*
@@ -404,6 +481,32 @@ static void test_duration(void **state)
 	USAGE(RUN(&tool_full, "1", "--duration", "5"), "--duration", "cannot be combined");
 }
 
+/* --textfile: a report every TEXTFILE_INTERVAL unless an interval is
+ * given, also within --duration; only a *.prom name; -keep needs it. */
+static void test_textfile(void **state)
+{
+	(void)state;
+	expect_run(RUN0(&tool_full));
+	assert_null(rc.textfile);
+	assert_false(rc.textfile_keep);
+	expect_run(RUN(&tool_full, "--textfile", "/var/lib/x/t.prom"));
+	assert_string_equal(rc.textfile, "/var/lib/x/t.prom");
+	assert_true(rc.interval == TEXTFILE_INTERVAL);
+	assert_int_equal(rc.count, 0);
+	expect_run(RUN(&tool_full, "--textfile=t.prom", "--textfile-keep", "2", "3"));
+	assert_true(rc.textfile_keep);
+	assert_true(rc.interval == 2);
+	assert_int_equal(rc.count, 3);
+	expect_run(RUN(&tool_full, "--textfile", "d/t.prom", "--duration", "60"));
+	assert_true(rc.interval == TEXTFILE_INTERVAL && rc.duration == 60);
+	USAGE(RUN(&tool_full, "--textfile", "d/t.txt"), "--textfile", "'d/t.txt'", ".prom");
+	USAGE(RUN(&tool_full, "--textfile", "d/.prom"), "--textfile", ".prom");
+	USAGE(RUN(&tool_full, "--textfile", "t.prom/"), "--textfile", ".prom");
+	USAGE(RUN(&tool_full, "--textfile", ""), "--textfile", ".prom");
+	USAGE(RUN(&tool_full, "--textfile-keep"), "--textfile-keep", "goes with --textfile");
+	USAGE(RUN(&tool_full, "--textfile", "a.prom", "--textfile", "b.prom"), "--textfile", "twice");
+}
+
 static void test_name(void **state)
 {
 	(void)state;
@@ -465,12 +568,16 @@ static void write_raw_btf(char *path)
 
 static void test_btf(void **state)
 {
-	char btf[] = "/tmp/test_cli_btf.XXXXXX";
+	char btf[] = "/tmp/test_cli_btf.XXXXXX", fd_path[32];
 
 	(void)state;
 	write_raw_btf(btf);
 	expect_run(RUN(&tool_full, "--btf", btf));
-	assert_string_equal(rc.btf_path, btf);
+	assert_string_equal(rc.btf_name, btf);
+	/* Opened once, here: the rest reads the descriptor. */
+	assert_true(rc.btf_fd >= 0);
+	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", rc.btf_fd);
+	assert_string_equal(rc.btf_path, fd_path);
 	unlink(btf);
 	USAGE(RUN(&tool_full, "--btf", "/nonexistent/vmlinux"), "cannot read BTF file",
 	      "/nonexistent/vmlinux");
@@ -672,11 +779,13 @@ int main(void)
 		cmocka_unit_test(test_missing_argument),
 		cmocka_unit_test(test_help_version),
 		cmocka_unit_test(test_help_text),
+		cmocka_unit_test(test_completion_table),
 		cmocka_unit_test(test_bad_option_word),
 		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_units_conflict),
 		cmocka_unit_test(test_given_twice),
 		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_textfile),
 		cmocka_unit_test(test_name),
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_btf),

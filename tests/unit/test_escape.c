@@ -13,6 +13,7 @@
 #include "escape.h"
 #include "diag.h"
 #include "tool.h"
+#include "capture.h"
 #include "checks.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -259,23 +260,11 @@ static void test_buf(void **state)
 static char *capture_stderr(void (*fn)(void))
 {
 	static char text[8192];
-	FILE *tmp = tmpfile();
-	int saved;
-	size_t n;
+	struct capture c;
 
-	assert_non_null(tmp);
-	fflush(stderr);
-	saved = dup(STDERR_FILENO);
-	assert_true(saved >= 0);
-	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
+	capture_begin(&c, STDERR_FILENO);
 	fn();
-	fflush(stderr);
-	assert_true(dup2(saved, STDERR_FILENO) >= 0);
-	close(saved);
-	rewind(tmp);
-	n = fread(text, 1, sizeof(text) - 1, tmp);
-	text[n] = '\0';
-	fclose(tmp);
+	capture_end(&c, text, sizeof(text));
 	return text;
 }
 

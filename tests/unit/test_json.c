@@ -338,6 +338,34 @@ static void test_numbers(void **state)
 	free(out);
 }
 
+/* Below 1, three significant digits, not three decimals: 0.0017 msecs
+ * (1700 ns) printed 0.002 before; json_decimal() is exact. */
+static void test_numbers_small(void **state)
+{
+	struct sink s;
+	char *out;
+
+	(void)state;
+	sink_open(&s);
+	json_num(&s.j, "a", 0.301);
+	json_num(&s.j, "b", 0.0017);
+	json_num(&s.j, "c", 0.000134);
+	json_num(&s.j, "d", -0.0000123);
+	json_num(&s.j, "e", 2.5e-12);
+	json_decimal(&s.j, "us", 128, 3);
+	json_decimal(&s.j, "ms", 159, 6);
+	json_decimal(&s.j, "big", 3145727, 3);
+	json_decimal(&s.j, "whole", 2000000, 6);
+	json_decimal(&s.j, "umax", UINT64_MAX, 3);
+	json_decimal(&s.j, "ns", 7, 0);
+	out = sink_close(&s);
+	assert_string_equal(out,
+		"{\"a\":0.301,\"b\":0.00170,\"c\":0.000134,\"d\":-0.0000123,\"e\":0.000000000,"
+		"\"us\":0.128,\"ms\":0.000159,\"big\":3145.727,\"whole\":2,"
+		"\"umax\":18446744073709551.615,\"ns\":7}\n");
+	free(out);
+}
+
 /* Whatever json_num() writes is a JSON number (or null) of that value. */
 static void test_numbers_valid(void **state)
 {
@@ -504,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_python_reads_it),
 		cmocka_unit_test(test_integers),
 		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_numbers_small),
 		cmocka_unit_test(test_numbers_valid),
 		cmocka_unit_test(test_numbers_large_integral),
 		cmocka_unit_test(test_nesting_commas),

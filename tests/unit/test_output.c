@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Unit tests for report rendering, common/output.c. */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -48,12 +49,13 @@ static struct hist *hist_new(void)
 	return h;
 }
 
-/* @n values of @v units, each @scale raw units (ns) as the kernel keeps them. */
+/* @n values of @v units, each @scale raw units (ns) as the kernel keeps
+ * them, buckets too. */
 static void hist_add_scaled(struct hist *h, __u64 v, __u64 scale, __u64 n)
 {
 	__u64 raw = v * scale;
 
-	h->buckets[hist_bucket(v)] += n;
+	h->buckets[hist_bucket(raw)] += n;
 	h->sum += raw * n;
 	if (n && raw > h->max)
 		h->max = raw;
@@ -164,8 +166,9 @@ static void check_hist_json(const struct jv *v, const struct hist *h, const char
 
 		assert_int_equal(b->type, JV_OBJ);
 		assert_int_equal(b->n, 3);
-		lo = get_u64(b, "min");
-		hi = get_u64(b, "max");
+		/* in the unit: raw nanoseconds / scale, inclusive */
+		lo = (unsigned long long)llround(get_num(b, "min") * scale_of(unit));
+		hi = (unsigned long long)llround(get_num(b, "max") * scale_of(unit));
 		n = get_u64(b, "count");
 		idx = hist_bucket(lo);
 		assert_int_equal(lo, hist_bucket_lo(idx));
@@ -350,7 +353,7 @@ static void test_text(void **state)
 	(void)state;
 	f = open_memstream(&table, &table_len);
 	assert_non_null(f);
-	hist_print_log2(f, h, "usecs");
+	hist_print_log2(f, h, "usecs", 1000);
 	fclose(f);
 
 	capture_open(&c, false, UNIT_USECS);
@@ -409,15 +412,56 @@ static void test_text_summary_values(void **state)
 	assert_true(p50 <= p90 && p90 <= p99 && p99 <= p999 && p999 <= 3000);
 	free(out);
 
-	/* small fractions keep two decimals; a value alone in its bucket is
-	 * read from the middle of the bucket (1000 ns in [1, 2) usecs) */
+	/* fractions keep three significant digits; a value alone in its
+	 * bucket is read from the middle of the bucket's part inside [min,
+	 * max] (1000 ns in [896, 1023] ns, 2000 ns in [1792, 2047]), so
+	 * within 25%, not from [1, 2) usecs */
 	memset(h, 0, sizeof(*h));
 	hist_add(h, 1, 1);
 	hist_add(h, 2, 1);
 	capture_open(&c, false, UNIT_USECS);
 	output_hist(&c.o, NULL, 0, h, NULL);
 	out = capture_close(&c);
-	assert_non_null(strstr(out, "\ncount 2, avg 1.50, p50 1.50, p90 2, p99 2, p99.9 2, max 2 usecs\n"));
+	assert_non_null(strstr(out, "\ncount 2, avg 1.50, p50 1.01, p90 1.90, p99 1.90, p99.9 1.90, max 2 usecs\n"));
+	free(out);
+	free(h);
+}
+
+/* Sub-unit values in every unit: buckets are nanoseconds, edges shown
+ * exactly in the unit, summaries with three significant digits. */
+static void test_sub_unit(void **state)
+{
+	struct hist *h = hist_new();
+	struct capture c;
+	struct jv *v;
+	char *out;
+
+	(void)state;
+	hist_add_scaled(h, 301, 1, 3);		/* 301 ns, bucket [256, 319] */
+	capture_open(&c, false, UNIT_USECS);
+	output_hist(&c.o, NULL, 0, h, NULL);
+	out = capture_close(&c);
+	assert_non_null(strstr(out, "\ncount 3, avg 0.301, p50 0.301, p90 0.301, p99 0.301, p99.9 0.301, max 0.301 usecs\n"));
+	free(out);
+	capture_open(&c, false, UNIT_MSECS);
+	output_hist(&c.o, NULL, 0, h, NULL);
+	out = capture_close(&c);
+	assert_non_null(strstr(out, "\ncount 3, avg 0.000301, p50 0.000301, p90 0.000301, p99 0.000301, p99.9 0.000301, max 0.000301 msecs\n"));
+	free(out);
+
+	capture_open(&c, true, UNIT_USECS);
+	output_hist(&c.o, NULL, 0, h, NULL);
+	out = capture_close(&c);
+	assert_non_null(strstr(out, "\"buckets\":[{\"min\":0.256,\"max\":0.319,\"count\":3}]"));
+	v = parse_one_line(out);
+	check_hist_json(v, h, "usecs");
+	jv_free(v);
+	free(out);
+	capture_open(&c, true, UNIT_MSECS);
+	output_hist(&c.o, NULL, 0, h, NULL);
+	out = capture_close(&c);
+	assert_non_null(strstr(out, "\"p50\":0.000301,"));
+	assert_non_null(strstr(out, "\"buckets\":[{\"min\":0.000256,\"max\":0.000319,\"count\":3}]"));
 	free(out);
 	free(h);
 }
@@ -567,6 +611,7 @@ int main(void)
 		cmocka_unit_test(test_json_stream),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_text_summary_values),
+		cmocka_unit_test(test_sub_unit),
 		cmocka_unit_test(test_text_empty),
 		cmocka_unit_test(test_text_keys),
 		cmocka_unit_test(test_key_escaped),

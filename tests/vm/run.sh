@@ -20,9 +20,10 @@ set -uo pipefail
 kernel=$1 initrd=$2 log=$3
 timeout_s=${VM_TIMEOUT:-300}
 qemu=${QEMU:-qemu-system-x86_64}
-# A hung guest kernel powers off at once (softlockup_panic, panic=-1 with
-# -no-reboot) rather than waiting for the timeout.
-append="console=ttyS0 panic=-1 softlockup_panic=1 quiet ${VM_APPEND:-}"
+# A hung or oopsed guest kernel powers off at once (softlockup_panic,
+# oops=panic, panic=-1 with -no-reboot) rather than waiting for the
+# timeout: a task that oopses holding a lock can hang the rest for good.
+append="console=ttyS0 panic=-1 softlockup_panic=1 oops=panic quiet ${VM_APPEND:-}"
 # shellcheck disable=SC2086 # split and rejoin: any spacing, commas between
 tests=$(echo ${VM_TESTS:-} | tr ' ' ,)
 [ -n "$tests" ] && append="$append vmtest.only=$tests"
@@ -87,8 +88,17 @@ fi
 if [ -n "$extra" ]; then
 	echo "$extra"
 	failed=$((failed + 1))
+	console=$(tr -d '\r' < "$log" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' | grep -v '^kmsg: ')
+	# The first kernel splat is the cause; what follows it is often only
+	# its consequences (stalls, hung tasks), which the tail shows.
+	splat='(BUG:|Oops|WARNING:|general protection|Kernel panic|rcu: INFO|blocked for more than)'
+	first=$(grep -nE "$splat" <<<"$console" | head -n1 | cut -d: -f1)
+	if [ -n "$first" ]; then
+		echo "vm: the console's first kernel splat (line $first):" >&2
+		tail -n +"$first" <<<"$console" | head -n 60 | sed 's/^/    /' >&2
+	fi
 	echo "vm: last lines of the console:" >&2
-	tr -d '\r' < "$log" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' | grep -v '^kmsg: ' | tail -n 25 | sed 's/^/    /' >&2
+	tail -n 25 <<<"$console" | sed 's/^/    /' >&2
 fi
 echo "vm: ${secs}s in the VM" >&2
 echo "vm: $passed passed, $failed failed"

@@ -6,8 +6,9 @@
  * serve ADDR PORT: listen on ADDR (an IPv4 or IPv6 literal), PORT (0: the
  * kernel picks), SO_REUSEADDR; print "listening PORT pid=P" (the real
  * port); wait for --go FILE; accept --conns connections one after another
- * and read() each to EOF, --read-size bytes a call; print "read BYTES"
- * (all connections); wait for --hold FILE; exit. --share: fork after each
+ * and read() each to EOF, --read-size bytes a call (with --reply N, then
+ * write N bytes back, 1 KiB a call); print "read BYTES" (all
+ * connections); wait for --hold FILE; exit. --share: fork after each
  * accept(); parent and child both read the one socket to EOF (each read
  * goes to whichever asks), each prints "pid=P read N" for its own bytes,
  * the child exits, and the parent reaps it and counts both in "read".
@@ -15,7 +16,9 @@
  * send ADDR PORT BYTES: wait for --go FILE; connect; write() exactly BYTES
  * bytes, --chunk a call (the last may be shorter; a short write is
  * continued by the next call); shut down the sending side; read until the
- * peer closes (so it has read every byte); print "sent BYTES pid=P".
+ * peer closes (so it has read every byte: a half-closed client, as nc -N);
+ * "connected port=L" (the local port) is printed after connect, then
+ * "received N" if the peer sent N > 0 bytes, then "sent BYTES pid=P".
  *
  * pair BYTES: the benchmark. Listen on --addr, port 0; a forked child
  * accepts one connection, reads it to EOF and exits 0 if it read exactly
@@ -39,6 +42,7 @@
  *   --chunk BYTES      send, pair: bytes per write() (default 1024)
  *   --addr ADDR        pair: where to listen (default 127.0.0.1)
  *   --conns N          serve: connections to accept (default 1)
+ *   --reply BYTES      serve: bytes to write back after each EOF
  *   --rcvbuf BYTES     serve: SO_RCVBUF of the listener, set before listen()
  *                      so that every accepted socket inherits it
  *   --share, --hold FILE  serve: see above (only the parent holds)
@@ -74,7 +78,8 @@ enum mode { SERVE = 1, SEND = 2, PAIR = 4 };
 static const char *const usages[] = {
 	[0] = "tcpload serve|send|pair ... (see the comment at the top of tcpload.c)",
 	[SERVE] = "tcpload serve ADDR PORT [--conns N] [--read-size BYTES] [--sleep-us USEC] "
-		  "[--rcvbuf BYTES] [--share] [--defer-accept] [--comm NAME] [--go FILE] [--hold FILE]",
+		  "[--rcvbuf BYTES] [--share] [--defer-accept] [--reply BYTES] [--comm NAME] [--go FILE] "
+		  "[--hold FILE]",
 	[SEND] = "tcpload send ADDR PORT BYTES [--chunk BYTES] [--sleep-us USEC] "
 		 "[--comm NAME] [--go FILE]",
 	[PAIR] = "tcpload pair BYTES [--chunk BYTES] [--read-size BYTES] [--addr ADDR]",
@@ -82,7 +87,7 @@ static const char *const usages[] = {
 
 static enum mode mode;
 static const char *addr = "127.0.0.1", *go_file, *hold_file;
-static long long nbytes, conns = 1, delay_us, rcvbuf;
+static long long nbytes, conns = 1, delay_us, rcvbuf, reply;
 static int defer_accept;
 static long long read_size = DEFAULT_READ_SIZE, chunk = DEFAULT_CHUNK;
 static int share;
@@ -177,11 +182,12 @@ static void parse(int argc, char **argv)
 		{ "comm", 1, NULL, 'c' }, { "go", 1, NULL, 'g' }, { "sleep-us", 1, NULL, 's' },
 		{ "read-size", 1, NULL, 'r' }, { "chunk", 1, NULL, 'k' }, { "addr", 1, NULL, 'a' },
 		{ "conns", 1, NULL, 'n' }, { "rcvbuf", 1, NULL, 'R' }, { "share", 0, NULL, 'S' },
-		{ "hold", 1, NULL, 'h' }, { "defer-accept", 0, NULL, 'D' }, {},
+		{ "hold", 1, NULL, 'h' }, { "defer-accept", 0, NULL, 'D' }, { "reply", 1, NULL, 'y' },
+		{},
 	};
 	/* The modes that take each option, in the order above. */
 	static const int modes[] = { SERVE | SEND, SERVE | SEND, SERVE | SEND, SERVE | PAIR,
-				     SEND | PAIR, PAIR, SERVE, SERVE, SERVE, SERVE, SERVE };
+				     SEND | PAIR, PAIR, SERVE, SERVE, SERVE, SERVE, SERVE, SERVE };
 	char name[16];
 	int c, i, nargs;
 
@@ -209,6 +215,7 @@ static void parse(int argc, char **argv)
 		case 'R': rcvbuf = number(optarg, "--rcvbuf", 1, INT_MAX, 1); break;
 		case 'S': share = 1; break;
 		case 'D': defer_accept = 1; break;
+		case 'y': reply = number(optarg, "--reply", 0, LLONG_MAX, 1); break;
 		case 'h': hold_file = optarg; break;
 		case 'k': chunk = number(optarg, "--chunk", 1, MAX_IO, 1); break;
 		case 'a': addr = optarg; break;
@@ -265,6 +272,18 @@ static int accept_one(int lfd)
 	if (fd < 0)
 		fail("accept");
 	return fd;
+}
+
+/* The port the kernel chose for @fd. */
+static int local_port(int fd)
+{
+	struct sockaddr_storage me;
+	socklen_t len = sizeof(me);
+
+	if (getsockname(fd, (struct sockaddr *)&me, &len))
+		fail("getsockname");
+	return ntohs(me.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&me)->sin6_port
+					      : ((struct sockaddr_in *)&me)->sin_port);
 }
 
 static int connect_to(void)
@@ -360,12 +379,15 @@ static void serve(void)
 	int port, lfd = listener(&port);
 
 	alloc_buf(read_size);
+	if (chunk > read_size)
+		chunk = read_size;	/* --reply writes from the read buffer */
 	printf("listening %d pid=%d\n", port, getpid());
 	wait_file(go_file);
 	for (long long i = 0; i < conns; i++) {
 		int fd = accept_one(lfd);
 
 		total += share ? drain_shared(fd) : drain(fd, delay_us);
+		write_all(fd, reply, 0);
 		close(fd);
 	}
 	close(lfd);
@@ -375,17 +397,21 @@ static void serve(void)
 
 static void send_bytes(void)
 {
+	long long got;
 	int fd;
 
 	alloc_buf(chunk);
 	read_size = chunk;	/* for the wait for EOF */
 	wait_file(go_file);
 	fd = connect_to();
+	printf("connected port=%d\n", local_port(fd));
 	write_all(fd, nbytes, delay_us);
 	if (shutdown(fd, SHUT_WR))
 		fail("shutdown");
-	drain(fd, 0);
+	got = drain(fd, 0);
 	close(fd);
+	if (got)
+		printf("received %lld\n", got);
 	printf("sent %lld pid=%d\n", nbytes, getpid());
 }
 

@@ -250,13 +250,21 @@ test_intervals() {
 test_check() {
 	run "$BUILD/biolat" --check -Q
 	expect_status 0 "$STATUS"
-	for ev in insert issue complete; do
+	# block_rq_merge: since 5.10, 6.1's too
+	for ev in insert issue requeue merge complete; do
 		expect_line run.out "^probe block_rq_$ev +ok +raw tracepoint block/block_rq_$ev\$"
 	done
 	# 6.1: no rq->rq_disk (gone in 5.17, f3fa33acca9f), block_rq_issue(rq)
 	# (since 5.11; (q, rq) before).
 	expect_line run.out '^request layout +ok +from kernel BTF: disk via rq->q->disk, request argument 0$'
 	expect_eq "last line" "$(tail -n1 "$T/run.out")" "biolat can run on this system"
+
+	# every probe biolat may attach, those these options do not need too
+	run "$BUILD/biolat" --check
+	expect_status 0 "$STATUS"
+	for ev in insert merge; do
+		expect_line run.out "^probe block_rq_$ev +ok +raw tracepoint block/block_rq_$ev \\(used with other options\\)\$"
+	done
 }
 
 # Nothing of biolat stays loaded after it exits, whatever ended it.
@@ -265,7 +273,7 @@ test_no_leak() {
 	bpf_snapshot bpf.before
 	start_tool biolat -Q -D -F -d "$DISK"
 	bpf_new bpf.before > "$T/bpf.running"
-	for p in rq_insert rq_issue rq_requeue rq_complete; do
+	for p in rq_insert rq_issue rq_requeue rq_merge rq_complete; do
 		expect_line bpf.running "^prog [0-9]+ $p\$"
 	done
 	expect_line bpf.running '^map [0-9]+ '

@@ -22,6 +22,10 @@ fail() {
 	exit 1
 }
 
+# measured TEXT: a figure the test measured, printed after its result
+# ("VMTEST info NAME: TEXT") whether it passed or not.
+measured() { echo "$*" >> "$T/.measured"; }
+
 job() { echo "$1" >> "$T/.jobs"; }
 
 # alive PID: it exists and is not a zombie.

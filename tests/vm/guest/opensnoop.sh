@@ -295,6 +295,37 @@ test_truncated() {
 	expect_line err '^4 opens traced; 0 lost .*; 0 paths unreadable; 2 truncated$'
 }
 
+# -C --by file: two paths longer than 255 bytes with the same prefix stay
+# two rows (the whole path hashed in the kernel, with bpf_loop), marked;
+# --by comm: one row per name, counted in the kernel.
+test_count_long_paths() {
+	mkfiles
+	long="$T/d/$(head -c 200 /dev/zero | tr '\0' x)/$(head -c 100 /dev/zero | tr '\0' y)"
+	cut=$(echo "$long" | cut -c1-255)
+	mkdir -p "$long" || fail "cannot create $long"
+	echo a > "$long/one"
+	echo b > "$long/two"
+	start_opens A --file "$long/one" --opens 3 --comm os_long
+	start_opens B --file "$long/two" --opens 5 --comm os_long
+	start_tool opensnoop -C --by file -j -n os_long
+	go
+	wait_loads A B
+	stop_tool INT
+	expect_status 0
+	expect_line out '"total":8,'
+	expect_eq "row of 3" "$(grep -oF "{\"path\":\"$cut\",\"truncated\":true,\"path_bytes\":$((${#long} + 4)),\"opens\":3,\"failed\":0}" "$T/out" | wc -l)" 1
+	expect_eq "row of 5" "$(grep -oF "{\"path\":\"$cut\",\"truncated\":true,\"path_bytes\":$((${#long} + 4)),\"opens\":5,\"failed\":0}" "$T/out" | wc -l)" 1
+
+	rearm
+	start_opens C --file "$T/d/one" --file "$T/d/missing" --opens 4 --comm os_comm
+	start_tool opensnoop -C --by comm -j -n os_comm
+	go
+	wait_loads C
+	stop_tool INT
+	expect_status 0
+	expect_line out '"by":"comm","total":8,.*"rows":\[\{"comm":"os_comm","opens":8,"failed":4\}\]'
+}
+
 # A burst into the smallest ring buffer (a page: 12 events): what does not
 # fit is counted, and delivered + lost is every open, exactly.
 test_lost() {

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Opening what the user names with the user's permissions (userpath.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <unistd.h>
+#include <sys/fsuid.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
+#include "userpath.h"
+
+#define DAC_CAPS (1U << CAP_DAC_READ_SEARCH | 1U << CAP_DAC_OVERRIDE)
+
+static int caps(bool set, struct __user_cap_data_struct *data)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+
+	return (int)syscall(set ? SYS_capset : SYS_capget, &hdr, data);
+}
+
+int user_open(const char *path, int flags)
+{
+	struct __user_cap_data_struct saved[2], as_user[2];
+	uid_t uid = getuid(), euid = geteuid();
+	gid_t gid = getgid(), egid = getegid();
+	int fd, err;
+
+	/* Root's own permissions are root's; without the capabilities (nor
+	 * set-id) there is nothing to set aside. */
+	if (!uid || caps(false, saved))
+		return open(path, flags);
+	if (!(saved[0].effective & DAC_CAPS) && uid == euid && gid == egid)
+		return open(path, flags);
+	as_user[0] = saved[0];
+	as_user[1] = saved[1];
+	as_user[0].effective &= ~DAC_CAPS;
+	if (caps(true, as_user))
+		return -1;	/* cannot drop them: do not open as more than the user */
+	setfsgid(gid);
+	setfsuid(uid);
+	fd = open(path, flags);
+	err = errno;
+	setfsuid(euid);
+	setfsgid(egid);
+	caps(true, saved);
+	errno = err;
+	return fd;
+}

@@ -1,0 +1,227 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-only
+# The Debian package (make deb): lintian, hardening, installed with apt-get
+# and run from /usr/sbin, beside Debian's libbpf-tools, purged without a
+# trace, and built twice in two directories to the same bytes. It installs
+# packages on this machine and puts it back as it was: it purges what it
+# installed, leaves a libbpf-tools that was there before, and does not run
+# where a tracetools package is already installed.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+PKG=tracetools
+TOOLS=(readlat opensnoop biolat tcprcv)
+PKG_PREFIX=tt-	# packaging/debian/rules' APP_PREFIX
+
+setup_file() {
+	if installed "$PKG"; then
+		skip "a $PKG package is installed here already: this test would replace it"
+	fi
+	export STATE=$BATS_FILE_TMPDIR/state
+	mkdir -p "$STATE"
+	# Both builds of the reproducibility test from the same commit, at
+	# its time (dpkg-buildpackage's own default is the changelog's date).
+	cd "$BATS_TEST_DIRNAME/.." || return 1
+	SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null) ||
+		SOURCE_DATE_EPOCH=$(dpkg-parsechangelog -l packaging/debian/changelog -S Timestamp)
+	export SOURCE_DATE_EPOCH
+	export DEBS=$BATS_FILE_TMPDIR/a
+	make --no-print-directory deb DEB_BUILDDIR="$DEBS" > "$STATE/build.log" 2>&1 ||
+		{ tail -n 40 "$STATE/build.log" >&3; return 1; }
+	export DEB
+	DEB=$(echo "$DEBS/${PKG}_"*_amd64.deb)
+	dpkg-deb -c "$DEB" > "$STATE/contents"
+	unit_state > "$STATE/units-before"
+}
+
+# What systemd and deb-systemd-helper have of the package's units.
+unit_state() {
+	find /etc/systemd /var/lib/systemd/deb-systemd-helper-* \
+		-name '*-metrics.service*' 2>/dev/null | sort
+}
+
+# Only what this file installed (a mark each, by apt_install) is purged.
+teardown_file() {
+	local m
+	for m in "$BATS_FILE_TMPDIR"/installed-by-test.*; do
+		[ -e "$m" ] || continue
+		installed "${m##*.}" && apt-get purge -y "${m##*.}" > /dev/null 2>&1
+	done
+	return 0
+}
+
+# apt_install NAME [WHAT]: apt-get install WHAT (default NAME: a package,
+# or a .deb's path), marked for teardown_file unless it was there before.
+apt_install() {
+	installed "$1" || touch "$BATS_FILE_TMPDIR/installed-by-test.$1"
+	apt-get install -y "${2:-$1}" > "$T/apt" 2>&1 || { cat "$T/apt"; false; }
+}
+
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+installed() { dpkg-query -W -f '${Status}' "$1" 2>/dev/null | grep -q ' installed$'; }
+
+# wait_polling PID: until PID waits in epoll_wait(2) or epoll_pwait(2)
+# (x86_64's 232 and 281, as /proc/PID/syscall shows it), WAIT_SECS at most.
+wait_polling() {
+	local nr end=$((SECONDS + WAIT_SECS))
+	while ((SECONDS <= end)); do
+		read -r nr _ < "/proc/$1/syscall" || return 1
+		[ "$nr" = 232 ] || [ "$nr" = 281 ] && return 0
+		sleep 0.01
+	done
+	echo "process $1 is not polling after ${WAIT_SECS}s" >&2
+	return 1
+}
+
+# in_package PATH: the package has PATH (as dpkg-deb -c lists it, ./PATH).
+in_package() { awk '{ print $6 }' "$STATE/contents" | grep -qxF ".$1"; }
+
+@test "lintian: no error and no warning on the .deb and .buildinfo" {
+	run lintian --allow-root "$DEBS"/*.deb "$DEBS"/*.buildinfo
+	echo "$output"
+	[ "$status" -eq 0 ]
+	refute grep -qE '^[EW]: ' <<< "$output"
+}
+
+@test "the tools are in /usr/sbin with the prefix, dynamic, PIE, BIND_NOW, fortified" {
+	local t f x=$BATS_TEST_TMPDIR/x
+	dpkg-deb -x "$DEB" "$x"
+	for t in "${TOOLS[@]}"; do
+		f=$x/usr/sbin/$PKG_PREFIX$t
+		echo "$f"
+		[ -x "$f" ]
+		readelf -h "$f" | grep -qE 'Type: +DYN'
+		readelf -d "$f" | grep -qE '\(FLAGS_1\).*NOW.*PIE'
+		readelf -d "$f" | grep -qF 'Shared library: [libbpf.so.1]'
+		readelf -lW "$f" | grep -q 'GNU_RELRO'
+		nm -D "$f" | grep -qE ' U __[a-z_]+_chk(@|$)'
+		in_package "/usr/share/man/man8/$PKG_PREFIX$t.8.gz"
+		in_package "/lib/systemd/system/$t-metrics.service"
+	done
+	dpkg-deb -f "$DEB" Depends | grep -q 'libbpf1'
+}
+
+@test "apt-get install: every tool's --check, and an exact opensnoop run from /usr/sbin" {
+	apt_install "$PKG" "$DEB"
+	for t in "${TOOLS[@]}"; do
+		run --separate-stderr "/usr/sbin/$PKG_PREFIX$t" --check
+		echo "$t: $output"
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "$t can run on this system" ]
+	done
+	mkdir -p "$T/d" && echo a > "$T/d/one"
+	start_opens A --file "$T/d/one" --file "$T/d/missing" --opens 4
+	BUILD=/usr/sbin start_tool "${PKG_PREFIX}opensnoop" -j -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	jout 'select(.path == $p) | .fd >= 3 and .err == 0 and .pid == $pid' \
+		--arg p "$T/d/one" --argjson pid "$A_PID"
+	[ "$(jq -s --arg p "$T/d/one" 'map(select(.path == $p)) | length' "$T/out")" -eq 4 ]
+	[ "$(jq -s --arg p "$T/d/missing" 'map(select(.path == $p and .err == 2)) | length' "$T/out")" -eq 4 ]
+	jout 'select(.events) | .events == 8 and .lost == 0'
+}
+
+@test "installed: man -w finds each page, the units start the installed binaries" {
+	installed "$PKG"
+	local t exe
+	for t in "${TOOLS[@]}"; do
+		[ "$(man -w "$PKG_PREFIX$t")" = "/usr/share/man/man8/$PKG_PREFIX$t.8.gz" ]
+		man "$PKG_PREFIX$t" 2>/dev/null | grep -qE "^NAME"
+		whatis "$PKG_PREFIX$t" | grep -qE "^$PKG_PREFIX$t \(8\) +- "
+		exe=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "/lib/systemd/system/$t-metrics.service")
+		[ "$exe" = "/usr/sbin/$PKG_PREFIX$t" ]
+		grep -qx "Documentation=man:$PKG_PREFIX$t(8)" "/lib/systemd/system/$t-metrics.service"
+		# Installed, not enabled: the admin opts in (packaging/debian/rules).
+		refute compgen -G "/etc/systemd/system/*/$t-metrics.service" > /dev/null
+	done
+}
+
+# Shell completion comes from make install: bash, zsh and fish, each
+# named after the installed command, which is how each shell's loader
+# finds it; bash's, loaded, completes the command's options.
+@test "installed: bash, zsh and fish completion of each tool, under the tt- names" {
+	installed "$PKG"
+	local t
+	for t in "${TOOLS[@]}"; do
+		[ -f "/usr/share/bash-completion/completions/$PKG_PREFIX$t" ]
+		[ -f "/usr/share/zsh/vendor-completions/_$PKG_PREFIX$t" ]
+		[ -f "/usr/share/fish/vendor_completions.d/$PKG_PREFIX$t.fish" ]
+		bash -c "source /usr/share/bash-completion/completions/$PKG_PREFIX$t && complete -p $PKG_PREFIX$t"
+		in_package "/usr/share/bash-completion/completions/$PKG_PREFIX$t"
+	done
+}
+
+@test "beside Debian's libbpf-tools: each name runs its own package's tool" {
+	installed "$PKG"
+	apt_install libbpf-tools
+	[ "$(dpkg-query -S /usr/sbin/opensnoop)" = "libbpf-tools: /usr/sbin/opensnoop" ]
+	[ "$(dpkg-query -S "/usr/sbin/${PKG_PREFIX}opensnoop")" = "$PKG: /usr/sbin/${PKG_PREFIX}opensnoop" ]
+	[ "$(PATH=/usr/sbin:/usr/bin command -v opensnoop)" = /usr/sbin/opensnoop ]
+	# Both at once on one workload. libbpf-tools' opensnoop says nothing
+	# when it is ready (its header comes before its perf buffer): it is
+	# once it waits in epoll_wait. Its lines are its own (no JSON), and
+	# SIGINT is how it stops.
+	mkdir -p "$T/d" && echo a > "$T/d/one"
+	start_opens A --file "$T/d/one" --file "$T/d/missing" --opens 3
+	/usr/sbin/opensnoop -p "$A_PID" > "$T/theirs" 2> "$T/theirs.err" &
+	local theirs=$!
+	watchdog "$theirs"
+	wait_polling "$theirs"
+	BUILD=/usr/sbin start_tool "${PKG_PREFIX}opensnoop" -j -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	kill -INT "$theirs"
+	wait_exit "$theirs"
+	cat "$T/theirs" "$T/theirs.err"
+	[ "$TOOL_STATUS" -eq 0 ]
+	head -n1 "$T/theirs" | grep -qE '^PID +COMM +FD +ERR +PATH$'
+	[ "$(jq -s --arg p "$T/d/one" 'map(select(.path == $p and .err == 0)) | length' "$T/out")" -eq 3 ]
+	[ "$(jq -s --arg p "$T/d/missing" 'map(select(.path == $p and .err == 2)) | length' "$T/out")" -eq 3 ]
+	[ "$(grep -cE "^$A_PID +openload +[0-9]+ +0 $T/d/one\$" "$T/theirs")" -eq 3 ]
+	[ "$(grep -cE "^$A_PID +openload +-1 +2 $T/d/missing\$" "$T/theirs")" -eq 3 ]
+}
+
+@test "apt-get purge: nothing the package installed is left" {
+	installed "$PKG"
+	dpkg-query -L "$PKG" | grep -vx '/\.' > "$T/files"
+	apt-get purge -y "$PKG" > "$T/apt" 2>&1 || { cat "$T/apt"; false; }
+	refute installed "$PKG"
+	local f left=0
+	while read -r f; do
+		[ -e "$f" ] || [ -L "$f" ] || continue
+		# A directory stays if another package has it (/usr/sbin).
+		[ -d "$f" ] && dpkg-query -S "$f" > /dev/null 2>&1 && continue
+		echo "left after purge: $f"
+		left=$((left + 1))
+	done < "$T/files"
+	[ "$left" -eq 0 ]
+	grep -qx /usr/share/doc/tracetools "$T/files"	# the list was the package's
+	# Nor what the maintainer scripts keep of the units (enabled state).
+	unit_state > "$T/units-after"
+	diff "$STATE/units-before" "$T/units-after"
+}
+
+# Every .deb of a second build, in another directory of another length,
+# byte for byte the same as the first's (the BPF objects' line info names
+# their sources by paths relative to the tree: REPRO_FLAGS, Makefile).
+@test "reproducible: a second build in another directory gives the same .deb bytes" {
+	local other=$BATS_FILE_TMPDIR/another/build-dir/b f g
+	cd "$BATS_TEST_DIRNAME/.." || return 1
+	make --no-print-directory deb DEB_BUILDDIR="$other" > "$T/build.log" 2>&1 ||
+		{ tail -n 40 "$T/build.log"; false; }
+	for f in "$DEBS"/*.deb; do
+		g=$other/$(basename "$f")
+		sha256sum "$f" "$g"
+		[ "$(sha256sum < "$f")" = "$(sha256sum < "$g")" ] && continue
+		echo "files that differ:"
+		diff <(dpkg-deb --ctrl-tarfile "$f" | tar -xO ./md5sums) \
+			<(dpkg-deb --ctrl-tarfile "$g" | tar -xO ./md5sums) || true
+		false
+	done
+}

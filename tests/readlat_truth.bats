@@ -306,7 +306,7 @@ sqlite_db() {
 		INSERT INTO t SELECT x, randomblob(200) FROM c;'
 }
 
-@test "sqlite3's page reads: strace's count, and -m's sub-ms p50 as bpftrace's, within a factor of 2" {
+@test "sqlite3's page reads: strace's count, and -m's sub-ms p50 as bpftrace's, within a factor of 4" {
 	command -v sqlite3 >/dev/null || skip "no sqlite3"
 	command -v bpftrace >/dev/null || skip "no bpftrace"
 	local n=sql$$ calls total truth bt_count p50 query='SELECT sum(length(b)) FROM t'
@@ -355,7 +355,8 @@ sqlite_db() {
 	[ "$truth" -lt 1000000 ]
 	# Two runs of the query, and bpftrace's own work inside what it times
 	# (its entry program's hash update comes before its clock read ends
-	# the read's start; ~300 ns of a ~1 us read here): a factor of 2 either
+	# the read's start; ~300 ns of a ~1 us read here), and two runs' page
+	# cache and CPU warmth (2.2x apart in one CI run): a factor of 4 either
 	# way, where the bug this guards against was 75 times too high.
-	within_factor 2 "$p50" "$truth"
+	within_factor 4 "$p50" "$truth"
 }

@@ -75,10 +75,16 @@ test_units_ms_ns() {
 		ms=$(jfield $f) us=$(jfield $f '' us.out) ns=$(jfield $f '' ns.out)
 		measured "$f: $ms ms, $us us, $ns ns"
 		[ "$f" = count ] && { expect_eq count "$ms $us $ns" "15 15 15"; continue; }
-		awk -v ms="$ms" -v us="$us" -v ns="$ns" 'BEGIN {
-			a = ms * 1e6; b = us * 1e3; lo = ns / 1.5; hi = ns * 1.5
+		# p90 and max of 15 reads are one read each, so one stall of the
+		# guest between the three programs moves them alone (TCG: 4-4.5
+		# ms of a 11-12 ms read, twice in two runs: max 7.4 ms in us, 12.0
+		# in ms and ns; p90 6.8 against 10.8): 3x for them, 1.5x for the
+		# rest (a wrong unit is 1000x)
+		k=1.5; case $f in p90|max) k=3 ;; esac
+		awk -v ms="$ms" -v us="$us" -v ns="$ns" -v k=$k 'BEGIN {
+			a = ms * 1e6; b = us * 1e3; lo = ns / k; hi = ns * k
 			exit !(ns > 0 && a >= lo && a <= hi && b >= lo && b <= hi) }' ||
-			fail "$f in ms, us, ns: $ms, $us, $ns, not within 1.5x"
+			fail "$f in ms, us, ns: $ms, $us, $ns, not within ${k}x"
 	done
 	expect_range "p50 (ms)" "$(jfield p50)" 2 $((LAT_HI / 1000))
 }

@@ -26,9 +26,12 @@ int user_open(const char *path, int flags)
 	int fd, err;
 
 	/* Root's own permissions are root's; without the capabilities (nor
-	 * set-id) there is nothing to set aside. */
-	if (!uid || caps(false, saved))
+	 * set-id) there is nothing to set aside. What cannot be read cannot
+	 * be set aside either: do not open as more than the user. */
+	if (!uid)
 		return open(path, flags);
+	if (caps(false, saved))
+		return -1;
 	if (!(saved[0].effective & DAC_CAPS) && uid == euid && gid == egid)
 		return open(path, flags);
 	as_user[0] = saved[0];
@@ -38,8 +41,15 @@ int user_open(const char *path, int flags)
 		return -1;	/* cannot drop them: do not open as more than the user */
 	setfsgid(gid);
 	setfsuid(uid);
-	fd = open(path, flags);
-	err = errno;
+	/* setfsuid() tells no error; an id it refuses leaves the old one,
+	 * which the call with an invalid id (-1) reads back. */
+	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid) {
+		fd = -1;
+		err = EPERM;
+	} else {
+		fd = open(path, flags);
+		err = errno;
+	}
 	setfsuid(euid);
 	setfsgid(egid);
 	caps(true, saved);

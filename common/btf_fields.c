@@ -785,11 +785,16 @@ static void note_problem(const struct btf_file *b, const struct btf_want *w, int
 		snprintf(last_error, sizeof(last_error), "cannot read %s: %s", name, strerror(-e));
 }
 
+/* The answers go to @out only once they all stand: a file found hostile
+ * (or unreadable) at the last want leaves @out as it was. */
 static int fill(struct btf_file *b, void *out)
 {
 	char why[sizeof(last_error)];
+	__u32 *vals = calloc(b->n + 1, sizeof(*vals));	/* + 1: no wants */
 	int err = 0;
 
+	if (!vals)
+		return -ENOMEM;
 	for (size_t i = 0; i < b->n; i++) {
 		const struct btf_want *w = &b->w[i];
 		__u32 v = 0;
@@ -797,13 +802,14 @@ static int fill(struct btf_file *b, void *out)
 
 		if (e == -BTF_FIELDS_TOO_COMPLEX || e == -EIO) {
 			note_problem(b, w, e);
+			free(vals);
 			return e;
 		}
 		if (e == -ENOENT || e == -BTF_FIELDS_MISMATCH)
 			v = BTF_FIELD_NONE;
 		if (e == -ENOENT && w->optional)
 			e = 0;
-		memcpy((char *)out + w->field, &v, sizeof(v));
+		vals[i] = v;
 		/* The first mismatch outranks a missing member: it says more. */
 		if (e == -BTF_FIELDS_MISMATCH && err != e)
 			snprintf(last_error, sizeof(last_error), "%s", why);
@@ -812,6 +818,9 @@ static int fill(struct btf_file *b, void *out)
 		if (e && (!err || e == -BTF_FIELDS_MISMATCH))
 			err = e;
 	}
+	for (size_t i = 0; i < b->n; i++)
+		memcpy((char *)out + b->w[i].field, &vals[i], sizeof(vals[i]));
+	free(vals);
 	return err;
 }
 

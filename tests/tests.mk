@@ -28,12 +28,14 @@ bats-test: $(BINS) $(WORKLOADS) $(TEST_TOOLS)
 		/^ok .*# skip/ { s++; next } /^ok / { p++ } /^not ok / { f++ } \
 		END { printf "bats: %d passed, %d failed, %d skipped\n", p, f, s; exit f > 0 }'
 
+-include tests/fuzz/fuzz.mk
 -include tests/vm/vm.mk
 
-# Unit tests, then the tools on this kernel, then on Debian 12's 6.1 in a
-# VM: every stage runs even when one before it failed (a failed bats test
-# must not hide what 6.1 says), and test fails if any stage did.
+# Unit tests, the fuzz targets over their corpus (tests/fuzz), then the
+# tools on this kernel, then on Debian 12's 6.1 in a VM: every stage runs
+# even when one before it failed (a failed bats test must not hide what
+# 6.1 says), and test fails if any stage did.
 test:
-	$(Q)st=0; for t in unit-test bats-test vm-test; do \
+	$(Q)st=0; for t in unit-test fuzz-regress bats-test vm-test; do \
 		$(MAKE) --no-print-directory $$t || { st=1; echo "make test: $$t failed" >&2; }; \
 	done; exit $$st

@@ -525,6 +525,35 @@ static void test_struct_inside_itself(void **state)
 	CHECKS_END();
 }
 
+/* A want answered before the one that meets the loop: the header's
+ * "nothing is filled in" holds for it too (found by fuzz_btf_fields). */
+static void test_hostile_fills_nothing(void **state)
+{
+	struct btf *btf = hostile_start();
+	struct two {
+		__u32 x, comm;
+	} out = { 0xa5a5a5a5U, 0xa5a5a5a5U };
+	static const struct btf_want wants[] = {
+		BTF_OFFSET(struct two, x, "task_struct", "x", BTF_S32),
+		BTF_OFFSET(struct two, comm, "task_struct", "comm", BTF_BYTES(16)),
+	};
+	int id, fd;
+
+	(void)state;
+	assert_true(btf__add_str(btf, "x") > 0);
+	id = btf__add_struct(btf, "task_struct", 8);
+	assert_true(id > 0);
+	assert_int_equal(btf__add_field(btf, "x", 1, 0, 0), 0);
+	for (int i = 0; i < HOSTILE_MEMBERS; i++)
+		assert_int_equal(btf__add_field(btf, NULL, id, 32, 0), 0);
+	fd = btf_fd(btf);
+	assert_int_equal(btf_fields_load(wants, ARRAY_SIZE(wants), &out, fd),
+			 -BTF_FIELDS_TOO_COMPLEX);
+	assert_int_equal(out.x, 0xa5a5a5a5U);
+	assert_int_equal(out.comm, 0xa5a5a5a5U);
+	close(fd);
+}
+
 /* No loop, but 40 anonymous members of the next struct down, 8 deep:
  * 40^8 members to look at, and the budget stops it. */
 static void test_work_budget(void **state)
@@ -695,6 +724,7 @@ int main(void)
 		cmocka_unit_test(test_elf_file),
 		cmocka_unit_test(test_kernel_layout),
 		cmocka_unit_test(test_struct_inside_itself),
+		cmocka_unit_test(test_hostile_fills_nothing),
 		cmocka_unit_test(test_work_budget),
 		cmocka_unit_test(test_size_and_sign),
 		cmocka_unit_test(test_near_4gib),

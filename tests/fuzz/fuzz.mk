@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# libFuzzer targets of what parses input the tool did not make (tests/fuzz/).
+# Included by tests/tests.mk. Built with clang's fuzzer, ASan and UBSan
+# (an error of either ends the run), apart from the tools' own build.
+#
+#   make fuzz [FUZZ_SECS=60]   fuzz each target from its corpus for N s
+#   make fuzz-regress          run each target once over its corpus
+#
+# A target fuzz_NAME reads seeds from tests/fuzz/corpus/NAME (committed)
+# and writes what it finds to $(FUZZ_DIR)/corpus-NAME; a crash is saved
+# as $(FUZZ_DIR)/crash-NAME-*, to be fixed and added to the corpus.
+
+FUZZ_DIR := $(OUTPUT)/fuzz
+FUZZ_SECS ?= 60
+FUZZ_CC ?= $(CLANG)
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := -g -O1 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE $(FUZZ_SAN) \
+	-fsanitize=fuzzer-no-link
+FUZZ_LDLIBS := -lbpf -lelf -lz
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+
+# What each target links of common/ besides itself.
+FUZZ_LINK_btf_fields := btf_fields kernel_layout
+FUZZ_LINK_escape := escape json
+
+$(FUZZ_DIR) $(FUZZ_DIR)/common:
+	$(Q)mkdir -p $@
+
+$(FUZZ_DIR)/common/%.o: common/%.c $(COMMON_HDRS) | $(FUZZ_DIR)/common
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
+
+define FUZZ_RULE
+$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_LINK_$(1):%=$(FUZZ_DIR)/common/%.o) | $(FUZZ_DIR)
+	$$(call msg,FUZZ,$$@)
+	$$(Q)$$(FUZZ_CC) $$(CPPFLAGS) $$(FUZZ_CFLAGS) -fsanitize=fuzzer $$^ $$(FUZZ_LDLIBS) -o $$@
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_RULE,$(t))))
+
+# -timeout: an input that takes over 10 s is a hang (the BTF reader's
+# work is bounded; a hostile file must end it within milliseconds).
+FUZZ_OPTS := -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+
+fuzz: $(FUZZ_BINS)
+	$(Q)for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_DIR)/corpus-$$t || exit 1; \
+		echo "  FUZZ     $$t for $(FUZZ_SECS) s"; \
+		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_OPTS) -max_total_time=$(FUZZ_SECS) \
+			-artifact_prefix=$(FUZZ_DIR)/crash-$$t- \
+			$(FUZZ_DIR)/corpus-$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
+
+fuzz-regress: $(FUZZ_BINS)
+	$(Q)for t in $(FUZZ_TARGETS); do \
+		echo "  FUZZ     $$t: corpus"; \
+		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_OPTS) -runs=0 -artifact_prefix=$(FUZZ_DIR)/crash-$$t- \
+			tests/fuzz/corpus/$$t || exit 1; \
+	done
+
+.PHONY: fuzz fuzz-regress

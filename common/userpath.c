@@ -21,8 +21,8 @@ static int caps(bool set, struct __user_cap_data_struct *data)
 int user_open(const char *path, int flags)
 {
 	struct __user_cap_data_struct saved[2], as_user[2];
-	uid_t uid = getuid(), euid = geteuid();
-	gid_t gid = getgid(), egid = getegid();
+	uid_t uid = getuid(), euid = geteuid(), old_fsuid;
+	gid_t gid = getgid(), egid = getegid(), old_fsgid;
 	int fd, err;
 
 	/* Root's own permissions are root's; without the capabilities (nor
@@ -39,8 +39,8 @@ int user_open(const char *path, int flags)
 	as_user[0].effective &= ~DAC_CAPS;
 	if (caps(true, as_user))
 		return -1;	/* cannot drop them: do not open as more than the user */
-	setfsgid(gid);
-	setfsuid(uid);
+	old_fsgid = (gid_t)setfsgid(gid);
+	old_fsuid = (uid_t)setfsuid(uid);
 	/* setfsuid() tells no error; an id it refuses leaves the old one,
 	 * which the call with an invalid id (-1) reads back. */
 	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid) {
@@ -50,8 +50,8 @@ int user_open(const char *path, int flags)
 		fd = open(path, flags);
 		err = errno;
 	}
-	setfsuid(euid);
-	setfsgid(egid);
+	setfsuid(old_fsuid);
+	setfsgid(old_fsgid);
 	caps(true, saved);
 	errno = err;
 	return fd;

@@ -9,7 +9,7 @@
 # run to the next, up to ~26 ms), and more while the host is busy. So the
 # rows up to 32 ms count too: these ranges catch a wrong unit (off by a
 # factor of 1000), not the guest's speed; test_units_ms_ns checks the
-# units against each other exactly.
+# units against each other (within 1.5x, one read's figures 3x).
 DELAY=3000
 LAT_HI=32768
 

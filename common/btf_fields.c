@@ -87,7 +87,7 @@ struct btf_file {
 	size_t n;
 	struct enum_found *enums;	/* one per want */
 	bool want_enums;
-	__u32 noted;		/* struct and typedef ids noted so far */
+	__u32 noted;		/* struct and typedef ids noted, enumerators found so far */
 	/* While the type pass is under way: set when an answer needed a
 	 * type it has not reached yet. */
 	bool *beyond;
@@ -255,10 +255,13 @@ static int find_strings(struct btf_file *b)
 			continue;
 		}
 		nm = too_long ? NULL : name_find(b, p, (size_t)(nul - p));
-		if (nm && !nm->off)
+		/* The first of a name written twice (BTF's strings are
+		 * deduplicated; a file that repeats one is answered as the
+		 * pass that stops at it would: the same whatever follows). */
+		if (nm && !nm->off) {
 			found++;
-		if (nm)
 			nm->off = at;
+		}
 		if (found == b->nnames)
 			break;
 		too_long = false;
@@ -848,6 +851,9 @@ static int load_raw(const struct btf_want *w, size_t n, void *out, int fd)
 		err = find_strings(&b);
 	if (!err)
 		err = index_types(&b);
+	/* The answers get the whole budget, whatever the pass's tries of
+	 * them spent (the work is then bounded by twice it). */
+	b.budget = WORK_BUDGET;
 	if (!err)
 		err = fill(&b, out);
 	free(b.chunk);

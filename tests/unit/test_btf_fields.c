@@ -261,7 +261,9 @@ static void test_every_kind(void **state)
 
 /* The passes stop once the wants are answered (an enumerator's once it
  * is found): each want alone (most stop within the first few thousand
- * types), and all of them together, answer as the whole file does. */
+ * types), and all of them together, answer as the whole file does. Those
+ * this kernel may lack stay out of the set: a want never found keeps the
+ * pass going to the end, and the set would test nothing early. */
 static void test_stops_early(void **state)
 {
 	struct btf_want some[ARRAY_SIZE(all_kinds)];
@@ -274,7 +276,8 @@ static void test_stops_early(void **state)
 		const struct btf_want *w = &all_kinds[i];
 		__u32 want = expected(w);
 
-		some[n++] = *w;
+		if (!may_lack(w))
+			some[n++] = *w;
 		memset(&out, 0xab, sizeof(out));
 		assert_int_equal(btf_fields_load(w, 1, &out, -1), 0);
 		CHECK(field_of(&out, w) == want, "%s %s alone: %u, libbpf says %u", w->type,
@@ -667,7 +670,10 @@ static void test_near_4gib(void **state)
 	assert_int_equal(pwrite(fd, strs, sizeof(strs), (off_t)h.hdr_len + h.str_off), sizeof(strs));
 	t0 = now_secs();
 	assert_int_equal(btf_fields_load(&w, 1, &out, fd), -ENOENT);
-	CHECK(now_secs() - t0 < HOSTILE_SECS, "took %.3f s", now_secs() - t0);
+	/* 5462 types spread over 4 GiB of a sparse file: 0.13 s of CPU on a
+	 * quiet host, 1.3 s while it builds (the kernel's zero pages): what
+	 * this guards against is minutes. */
+	CHECK(now_secs() - t0 < 5 * HOSTILE_SECS, "took %.3f s", now_secs() - t0);
 	close(fd);
 	CHECKS_END();
 }

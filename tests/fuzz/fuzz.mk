@@ -20,9 +20,9 @@ FUZZ_LDLIBS := -lbpf -lelf -lz
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 
-# What each target links of common/ besides itself.
+# What each target links of common/ (and of tests/unit/) besides itself.
 FUZZ_LINK_btf_fields := btf_fields kernel_layout
-FUZZ_LINK_escape := escape json
+FUZZ_LINK_escape := escape json minijson
 
 $(FUZZ_DIR) $(FUZZ_DIR)/common:
 	$(Q)mkdir -p $@
@@ -31,10 +31,14 @@ $(FUZZ_DIR)/common/%.o: common/%.c $(COMMON_HDRS) | $(FUZZ_DIR)/common
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
 
+$(FUZZ_DIR)/common/minijson.o: tests/unit/minijson.c tests/unit/minijson.h | $(FUZZ_DIR)/common
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
+
 define FUZZ_RULE
 $(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_LINK_$(1):%=$(FUZZ_DIR)/common/%.o) | $(FUZZ_DIR)
 	$$(call msg,FUZZ,$$@)
-	$$(Q)$$(FUZZ_CC) $$(CPPFLAGS) $$(FUZZ_CFLAGS) -fsanitize=fuzzer $$^ $$(FUZZ_LDLIBS) -o $$@
+	$$(Q)$$(FUZZ_CC) $$(CPPFLAGS) -Itests/unit $$(FUZZ_CFLAGS) -fsanitize=fuzzer $$^ $$(FUZZ_LDLIBS) -o $$@
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_RULE,$(t))))
 

@@ -35,21 +35,26 @@ const struct hist hist_zero = {};
 
 /* Raise *p to v, by compare-and-swap: a new maximum is rare after warm-up,
  * so usually one load. False if it lost RAISE_TRIES races in a row to
- * other CPUs raising the same word (each of them to a value below v):
- * then *p stays below v, and the caller counts it (struct hist's races). */
+ * other CPUs raising the same word, each of them to a value below v, and
+ * the word is still below v: then the caller counts it (struct hist's
+ * races). A test build may set RAISE_TRIES lower to lose races often
+ * (tests/tools/hist_race.bpf.c). */
+#ifndef RAISE_TRIES
 #define RAISE_TRIES 4
+#endif
 static __always_inline bool raise_to(__u64 *p, __u64 v)
 {
-	__u64 old;
+	__u64 old = *p, seen;
 
 	for (int i = 0; i < RAISE_TRIES; i++) {
-		old = *p;
 		if (v <= old)
 			return true;
-		if (__sync_val_compare_and_swap(p, old, v) == old)
+		seen = __sync_val_compare_and_swap(p, old, v);
+		if (seen == old)
 			return true;
+		old = seen;	/* what the CPU that won put there */
 	}
-	return false;
+	return v <= old;
 }
 
 /* Count @n values @v (nanoseconds or bytes: raw, whatever the display

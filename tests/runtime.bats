@@ -22,6 +22,17 @@ teardown() { common_teardown; }
 	[[ "${lines[-1]}" == "badprog: the kernel's verifier rejected program 'bad_prog': R1 invalid mem access 'scalar'" ]]
 }
 
+@test "keyed histograms' max and min, raised by two CPUs at once: every add that lost its race is counted" {
+	# hist_race: 1 compare-and-swap try, values from one counter on CPUs 0
+	# and 1; checks count, sum and max/min against what was added
+	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
+	run timeout 60 "$BUILD/tests/hist_race"
+	echo "$output"
+	[ "$status" -ne 3 ] || skip "the two CPUs' runs never overlapped enough to lose a race"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ up:\ max\ [0-9]+\ of\ [0-9]+,\ races\ [1-9] ]]
+}
+
 @test "--check lists every probe a tool may attach, those its options do not need too" {
 	# readlat traces read only by default; biolat inserts and merges with -Q
 	run timeout 10 "$BUILD/readlat" --check

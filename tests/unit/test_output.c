@@ -309,6 +309,45 @@ static void test_json_empty(void **state)
 	free(h);
 }
 
+/* Races (keyed adds whose max or min lost every compare-and-swap): shown
+ * in both forms when there are any, absent when none. */
+static void test_races(void **state)
+{
+	struct hist *h = sample();
+	struct capture c;
+	struct jv *v;
+	char *out;
+
+	(void)state;
+	capture_open(&c, true, UNIT_USECS);
+	output_hist(&c.o, NULL, 0, h, NULL);
+	out = capture_close(&c);
+	v = parse_one_line(out);
+	assert_null(jv_get(v, "races"));
+	jv_free(v);
+	free(out);
+	capture_open(&c, false, UNIT_USECS);
+	output_hist(&c.o, NULL, 0, h, NULL);
+	out = capture_close(&c);
+	assert_null(strstr(out, "races"));
+	free(out);
+
+	h->races = 3;
+	capture_open(&c, true, UNIT_USECS);
+	output_hist(&c.o, NULL, 0, h, NULL);
+	out = capture_close(&c);
+	v = parse_one_line(out);
+	assert_int_equal(get_u64(v, "races"), 3);
+	jv_free(v);
+	free(out);
+	capture_open(&c, false, UNIT_USECS);
+	output_hist(&c.o, NULL, 0, h, NULL);
+	out = capture_close(&c);
+	assert_non_null(strstr(out, ", max 1000000 usecs, max/min short by 3 races\n"));
+	free(out);
+	free(h);
+}
+
 /* Several histograms in a row: one line each. */
 static void test_json_stream(void **state)
 {
@@ -608,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_json_keys),
 		cmocka_unit_test(test_json_extra),
 		cmocka_unit_test(test_json_empty),
+		cmocka_unit_test(test_races),
 		cmocka_unit_test(test_json_stream),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_text_summary_values),

@@ -257,8 +257,10 @@ static int find_strings(struct btf_file *b)
 		nm = too_long ? NULL : name_find(b, p, (size_t)(nul - p));
 		/* The first of a name written twice (BTF's strings are
 		 * deduplicated; a file that repeats one is answered as the
-		 * pass that stops at it would: the same whatever follows). */
-		if (nm && !nm->off) {
+		 * pass that stops at it would: the same whatever follows).
+		 * Offset 0 is the empty string, whatever a file has there: a
+		 * name found at 0 would be absent (off 0) and counted found. */
+		if (nm && !nm->off && at) {
 			found++;
 			nm->off = at;
 		}
@@ -395,18 +397,27 @@ static bool named_types_noted(const struct btf_file *b)
 	return true;
 }
 
-/* Every answer can be had from the types indexed so far (or the file is
- * too complex to answer at all: the pass need not go on). */
-static bool answerable(struct btf_file *b)
+/* Whether every answer can be had from the types indexed so far, which
+ * are what the same answers over the whole file read: TRY_STOP, when no
+ * answer needed a type not indexed yet (one that found a struct inside
+ * itself ends them all: so would the whole file's, at the same member);
+ * TRY_LATER, when one did; TRY_NO_MORE, when the tries have spent their
+ * budget (b->budget, shared by all tries): the pass then reads every type
+ * and the answers get a budget of their own, as if it had never tried. */
+enum try { TRY_LATER, TRY_STOP, TRY_NO_MORE };
+static enum try answerable(struct btf_file *b)
 {
-	bool beyond = false, hostile = false;
+	bool beyond = false;
+	int e = 0;
 	__u32 v;
 
 	b->beyond = &beyond;
-	for (size_t i = 0; i < b->n && !beyond && !hostile; i++)
-		hostile = answer(b, i, &v, NULL, 0) == -BTF_FIELDS_TOO_COMPLEX;
+	for (size_t i = 0; i < b->n && !beyond && e != -BTF_FIELDS_TOO_COMPLEX; i++)
+		e = answer(b, i, &v, NULL, 0);
 	b->beyond = NULL;
-	return hostile || !beyond;
+	if (b->budget < 0)
+		return TRY_NO_MORE;
+	return beyond ? TRY_LATER : TRY_STOP;
 }
 
 /* Pass 2: where each type starts, and what note_type() wants of it. */
@@ -424,13 +435,15 @@ static int index_types(struct btf_file *b)
 		return -ENOMEM;
 	b->ntypes = 1;			/* id 0 is void */
 	for (__u32 noted = 0, next_try = 0; !err && at < c->len;) {
-		if (noted != b->noted && named_types_noted(b))
+		if (noted != b->noted && named_types_noted(b) && b->budget >= 0)
 			next_try = b->ntypes;	/* try now, then at twice as many */
 		noted = b->noted;
 		if (next_try && b->ntypes >= next_try) {
-			if (answerable(b))
+			enum try tried = answerable(b);
+
+			if (tried == TRY_STOP)
 				break;
-			next_try = 2 * b->ntypes;
+			next_try = tried == TRY_LATER ? 2 * b->ntypes : 0;
 		}
 		if (chunk_read(c, at, &t, sizeof(t)))
 			return -EIO;

@@ -583,6 +583,43 @@ static void test_work_budget(void **state)
 	CHECKS_END();
 }
 
+/* The type pass tries the answers as it goes, all tries from one budget.
+ * Here each try walks 20^4 anonymous members before it needs a struct
+ * not indexed yet, so the third try runs out: the pass must then read
+ * the whole file and answer as if it had never tried (it stopped, and
+ * answered "not in this BTF", where the whole file has it). */
+static void test_tries_spend_their_own_budget(void **state)
+{
+	struct btf *btf = hostile_start();
+	struct one out = { 0xa5a5a5a5U };
+	int chr, arr, late, id, next, fd, top;
+
+	(void)state;
+	chr = btf__add_int(btf, "char", 1, BTF_INT_SIGNED);
+	arr = btf__add_array(btf, 1, chr, 16);
+	next = btf__add_struct(btf, "leaf", 4);
+	assert_true(chr > 0 && arr > 0 && next > 0 && btf__add_field(btf, "x", 1, 0, 0) == 0);
+	for (int depth = 3; depth >= 0; depth--, next = id) {
+		id = btf__add_struct(btf, NULL, 8);
+		assert_true(id > 0);
+		for (int i = 0; i < 20; i++)
+			assert_int_equal(btf__add_field(btf, NULL, next, 0, 0), 0);
+	}
+	top = next;
+	id = btf__add_struct(btf, "task_struct", 24);
+	late = id + 1 + 200;	/* after 200 ints */
+	assert_true(id > 0 && btf__add_field(btf, NULL, top, 0, 0) == 0);
+	assert_int_equal(btf__add_field(btf, NULL, late, 64, 0), 0);
+	for (int i = 0; i < 200; i++)
+		assert_true(btf__add_int(btf, "pad", 4, 0) > 0);
+	assert_int_equal(btf__add_struct(btf, "late", 16), late);
+	assert_int_equal(btf__add_field(btf, "comm", arr, 0, 0), 0);
+	fd = btf_fd(btf);
+	assert_int_equal(btf_fields_load(&want_comm, 1, &out, fd), 0);
+	assert_int_equal(out.comm, 8);
+	close(fd);
+}
+
 struct shapes {
 	__u32 len, flags, q, bits, comm, name, low;
 };
@@ -730,6 +767,7 @@ int main(void)
 		cmocka_unit_test(test_struct_inside_itself),
 		cmocka_unit_test(test_hostile_fills_nothing),
 		cmocka_unit_test(test_work_budget),
+		cmocka_unit_test(test_tries_spend_their_own_budget),
 		cmocka_unit_test(test_size_and_sign),
 		cmocka_unit_test(test_near_4gib),
 		cmocka_unit_test(test_too_many_types),

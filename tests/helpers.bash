@@ -89,6 +89,10 @@ retry() {
 	return 1
 }
 
+# under_ptrace CMD...: CMD (strace of a tool) with LeakSanitizer off, for
+# a sanitized build (make SANITIZE=1): it cannot run under ptrace.
+under_ptrace() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$@"; }
+
 # bpftrace_end PID [SECS]: end a bpftrace run (it prints its maps), SIGINT
 # again every 5 s (bpftrace 0.17 now and then takes one and goes on
 # waiting), at most SECS (default 6 x WAIT_SECS: its exit takes 0.3 s
@@ -103,6 +107,22 @@ bpftrace_end() {
 		((SECONDS < end)) || { echo "bpftrace $pid did not end after SIGINTs" >&2; return 124; }
 	done
 	wait "$pid"
+}
+
+# bpftrace_start ONE_LINER: bpftrace in the background, attached
+# (stdout in $T/bt, the job in BT_JOB); the test skips without bpftrace.
+bpftrace_start() {
+	command -v bpftrace >/dev/null || skip "no bpftrace"
+	bpftrace -e "$1" > "$T/bt" 2> "$T/bt.err" &
+	BT_JOB=$!
+	TOOL_SECS=$((TOOL_SECS * 3)) watchdog "$BT_JOB"	# see bpftrace_stop
+	WAIT_SECS=$((WAIT_SECS * 4)) wait_for "$T/bt" '^Attaching'
+}
+
+# bpftrace_stop: its map printed at SIGINT, as "KEY COUNT" lines, sorted.
+bpftrace_stop() {
+	bpftrace_end "$BT_JOB"
+	sed -nE 's/^@\[(.*)\]: ([0-9]+)$/\1 \2/p' "$T/bt" | sort
 }
 
 # wait_exit PID: until it has exited, at most WAIT_SECS; then its status.

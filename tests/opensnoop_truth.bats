@@ -31,22 +31,6 @@ make_cgroup() {
 # shell that moves itself there opens cgroup.procs before it is in it).
 in_cgroup() { bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' in_cgroup "$CG" "$@"; }
 
-# bpftrace_start ONE_LINER: bpftrace in the background, attached
-# (stdout in $T/bt, the job in BT_JOB).
-bpftrace_start() {
-	command -v bpftrace >/dev/null || skip "no bpftrace"
-	bpftrace -e "$1" > "$T/bt" 2> "$T/bt.err" &
-	BT_JOB=$!
-	TOOL_SECS=$((TOOL_SECS * 3)) watchdog "$BT_JOB"	# see bpftrace_stop
-	WAIT_SECS=$((WAIT_SECS * 4)) wait_for "$T/bt" '^Attaching'
-}
-
-# bpftrace_stop: its map printed at SIGINT, as "KEY COUNT" lines, sorted.
-bpftrace_stop() {
-	bpftrace_end "$BT_JOB"
-	sed -nE 's/^@\[(.*)\]: ([0-9]+)$/\1 \2/p' "$T/bt" | sort
-}
-
 # gated CMD [ARGS]: CMD started stopped (SIGSTOP before it execs), so
 # that tracers can attach to its pid first; sets GATED. release: go on.
 gated() {

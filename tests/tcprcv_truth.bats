@@ -9,7 +9,8 @@
 # Ground truth from outside tcprcv: the programs' own byte counts (curl's
 # -w, the files socat and nc wrote), strace's sums of the bytes each
 # read(2)/recvfrom(2) returned on a TCP socket, and the kernel's own
-# per-socket counters as `ss -ti` shows them.
+# per-socket counters as `ss -ti` shows them, and bpftrace's sums of the
+# kernel's own sock_recv_length tracepoint.
 
 load helpers
 bats_require_minimum_version 1.5.0
@@ -144,6 +145,37 @@ print("body", len(urllib.request.urlopen(sys.argv[1]).read()), flush=True)' \
 	rx_read_are "$PY_PID" "$got"
 	rx_read_are "$HTTP_PID" "$(tcp_reads "$T/srv.trace")"
 	[ "$(tcp_reads "$T/srv.trace")" -gt 0 ]
+}
+
+@test "curl and urllib against python3 -m http.server: each process's bytes read as bpftrace sums sock_recv_length" {
+	command -v bpftrace >/dev/null || skip "no bpftrace"
+	bpftrace -l 'tracepoint:sock:sock_recv_length' | grep -q . || skip "no sock:sock_recv_length tracepoint"
+	http_serve
+	# every TCP recvmsg's length, per process, MSG_PEEK (2) aside
+	bpftrace_start 'tracepoint:sock:sock_recv_length /args->protocol == 6 && args->ret > 0 && (args->flags & 2) == 0/ { @[pid] = sum(args->ret); }'
+	start_tool tcprcv -j -r $ALL_ROWS 0.2
+	ip netns exec "$NS" curl -s -o "$T/got" "http://127.0.0.1:$HTTP_PORT/file" &
+	CURL_PID=$!
+	wait "$CURL_PID"
+	ip netns exec "$NS" python3 -u -c '
+import os, sys, urllib.request
+print("pid", os.getpid(), flush=True)
+print("body", len(urllib.request.urlopen(sys.argv[1]).read()), flush=True)' \
+		"http://127.0.0.1:$HTTP_PORT/file" > "$T/py.out" 2>&1 &
+	wait $!
+	PY_PID=$(sed -nE 's/^pid ([0-9]+)$/\1/p' "$T/py.out")
+	grep -qx "body $FILE_BYTES" "$T/py.out"
+	finish_tool
+	bpftrace_stop > "$T/bt.sum"
+	cat "$T/bt.sum"
+	for pid in "$CURL_PID" "$PY_PID" "$HTTP_PID"; do
+		bt=$(awk -v p="$pid" '$1 == p { print $2 }' "$T/bt.sum")
+		echo "pid $pid: tcprcv read $(rsum "$pid" read), bpftrace ${bt:-none}"
+		[ "${bt:-0}" -gt 0 ]
+		[ "$(rsum "$pid" read)" -eq "$bt" ]
+	done
+	# the clients read the body and a header each; the server, two requests
+	[ "$(rsum "$CURL_PID" read)" -gt "$FILE_BYTES" ] && [ "$(rsum "$PY_PID" read)" -gt "$FILE_BYTES" ]
 }
 
 @test "socat, 1,000,000 bytes each way: the receiver's rows, client or server, as its file says" {

@@ -129,7 +129,8 @@ void keyed_sort(struct keyed_snapshot *s, int (*cmp)(const void *a, const void *
 {
 	sorting = s;
 	sorting_cmp = cmp;
-	qsort(s->order, s->n, sizeof(*s->order), by_key);
+	if (s->n)	/* order is NULL for an empty snapshot */
+		qsort(s->order, s->n, sizeof(*s->order), by_key);
 }
 
 const void *keyed_key(const struct keyed_snapshot *s, size_t i)

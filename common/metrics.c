@@ -427,6 +427,8 @@ static void out_flush(struct out *o)
 
 static void out_put(struct out *o, const char *s, size_t n)
 {
+	if (!n)		/* s may be NULL then */
+		return;
 	if (o->len + n > sizeof(o->buf)) {
 		out_flush(o);
 		if (n > sizeof(o->buf)) {
@@ -515,10 +517,12 @@ static void print_sample(struct out *o, const struct sample_name *sn, const char
 	p = mempcpy(mempcpy(p, sn->name, sn->name_len), suffix, suffix_len);
 	if (braces) {
 		*p++ = '{';
-		p = mempcpy(p, sn->labels, sn->labels_len);
+		if (sn->labels_len)
+			p = mempcpy(p, sn->labels, sn->labels_len);
 		if (sn->labels_len && extra_len)
 			*p++ = ',';
-		p = mempcpy(p, extra, extra_len);
+		if (extra_len)	/* extra may be NULL then */
+			p = mempcpy(p, extra, extra_len);
 		*p++ = '}';
 	}
 	*p++ = ' ';

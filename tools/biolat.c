@@ -466,7 +466,8 @@ static size_t keyed_rows(const struct keyed_snapshot *snap, struct row *rows)
 		if (lost_rows[i].delta && j == snap->n)
 			rows[n++] = (struct row){ &lost_rows[i].key, &empty };
 	}
-	qsort(rows, n, sizeof(*rows), by_row);
+	if (n)		/* rows may be NULL then */
+		qsort(rows, n, sizeof(*rows), by_row);
 	return n;
 }
 

@@ -613,7 +613,8 @@ static int report_counts(struct output *o, struct keyed_snapshot *snap, const st
 	int err = 0;
 
 	sorting = snap;
-	qsort(snap->order, snap->n, sizeof(*snap->order), by_value);
+	if (snap->n)	/* order is NULL for an empty snapshot */
+		qsort(snap->order, snap->n, sizeof(*snap->order), by_value);
 	table_init(&t, &specs[opt.by]);
 	t.text_rows = (size_t)opt.rows;
 	t.json_rows = opt.saw_rows ? (size_t)opt.rows : SIZE_MAX;

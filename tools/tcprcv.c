@@ -580,6 +580,8 @@ static void merge_rows(void)
 {
 	size_t n = 0;
 
+	if (!n_rows)	/* rows is NULL until a row is kept */
+		return;
 	qsort(rows, n_rows, sizeof(*rows), by_row_key);
 	for (size_t i = 0; i < n_rows; i++) {
 		if (n && !by_row_key(&rows[n - 1], &rows[i])) {
@@ -769,7 +771,8 @@ static int report_table(struct output *o)
 	/* Closed sockets are looked up among the last report's. */
 	read_closed(&snap);
 	keep_missing();
-	qsort(seen_new, n_new, sizeof(*seen_new), by_sock);
+	if (n_new)	/* seen_new is NULL until a socket is seen */
+		qsort(seen_new, n_new, sizeof(*seen_new), by_sock);
 	swap = seen_old;
 	seen_old = seen_new;
 	seen_new = swap;

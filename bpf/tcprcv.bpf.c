@@ -12,7 +12,9 @@
  * retransmits and the destroy all hold it), so they are plain adds. The
  * one exception is accept(2), which learns the owner without the lock: it
  * writes only the owner word (struct tcprcv_ident), in one store, and
- * nothing in softirq writes that word.
+ * nothing in softirq writes an accepted socket's word. (Softirq writes
+ * the word of a connecting socket, whose identity it takes when the
+ * handshake ends, sock_ident(); a connecting socket is never accepted.)
  *
  * Bytes received are rcv_nxt's advance, not a sum of segment lengths: a
  * segment seen by tcp_probe may be a duplicate, out of order, or dropped

@@ -43,7 +43,8 @@ struct tcprcv_counts {
 /* Who a socket belongs to and where it goes: enough to key a row. The
  * first 8 bytes (pid, flags, family) are the owner word: accept(2) sets
  * the owner without the socket lock, so the word is written in one 8-byte
- * store, by process context only; the softirq never writes it. */
+ * store, by process context only; the softirq never writes an accepted
+ * socket's (only a connecting one's, at ESTABLISHED, never accepted). */
 struct tcprcv_ident {
 	__u32 pid;		/* owner (as the user's PID namespace numbers
 				 * it); 0: not seen yet */

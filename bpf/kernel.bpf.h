@@ -99,7 +99,14 @@ static __always_inline void path_name_fill(void *vfsmnt, void *dentry, struct fi
 		if (!d_parent || d_parent == dentry)
 			break;
 		name = read_ptr(dentry, layout.dentry_name);
-		bpf_probe_read_kernel_str(out->comp[i], FILE_NAME_COMP, name);
+		/* A whole buffer: the name may go on (a NAME_MAX of 255) */
+		if (bpf_probe_read_kernel_str(out->comp[i], FILE_NAME_COMP, name) == FILE_NAME_COMP) {
+			char more = 0;
+
+			bpf_probe_read_kernel(&more, 1, (char *)name + FILE_NAME_COMP - 1);
+			if (more)
+				out->cut |= 1U << i;
+		}
 		dentry = d_parent;
 	}
 	out->depth = i;
@@ -113,6 +120,7 @@ static __always_inline void file_name_fill(void *file, struct file_name *out)
 
 	out->depth = 0;
 	out->truncated = 0;
+	out->cut = 0;
 	if (!file_identity(file, &out->dev, &out->ino))
 		return;
 	inode = read_ptr(file, layout.file_inode);
@@ -129,6 +137,7 @@ static __always_inline void cwd_name_fill(struct file_name *out)
 
 	out->depth = 0;
 	out->truncated = 0;
+	out->cut = 0;
 	out->ino = 0;
 	if (!layout.valid)
 		return;

@@ -70,9 +70,11 @@ void file_name_format(const struct file_name *n, char *buf, size_t len)
 	if (n->truncated)
 		at += (size_t)snprintf(buf + at, len - at, "...");
 	/* Empty slots are the walk's steps from a mount to its mountpoint. */
+	/* A component cut to FILE_NAME_COMP - 1 bytes ends in "...". */
 	for (int i = (int)n->depth - 1; i >= 0 && at < len; i--)
 		if (n->comp[i][0])
-			at += (size_t)snprintf(buf + at, len - at, "/%.*s", FILE_NAME_COMP, n->comp[i]);
+			at += (size_t)snprintf(buf + at, len - at, "/%.*s%s", FILE_NAME_COMP,
+					       n->comp[i], n->cut & (1U << i) ? "..." : "");
 	if (!at)
 		snprintf(buf, len, "/");
 }

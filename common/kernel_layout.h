@@ -38,7 +38,8 @@ struct file_name {
 	__u32 dev;		/* kernel dev_t of the filesystem */
 	__u32 depth;		/* components filled in comp[] */
 	__u32 truncated;	/* the path had more than FILE_NAME_DEPTH components */
-	__u32 pad;
+	__u32 cut;		/* bit i: comp[i] was longer than FILE_NAME_COMP - 1
+				 * bytes, and is its first FILE_NAME_COMP - 1 */
 	char comp[FILE_NAME_DEPTH][FILE_NAME_COMP];
 };
 

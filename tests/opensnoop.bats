@@ -333,6 +333,18 @@ EOF_CASES
 	[ "$(grep -c " $T/d/sub/three\$" "$T/out")" -eq 3 ]
 	[ "$(grep -c " $T/d/sub/../one\$" "$T/out")" -eq 3 ]
 
+	# a directory name over 63 bytes: cut and marked, as readlat -F
+	long=$(printf 'q%098d1' 0)
+	mkdir -p "$T/d/$long"
+	echo x > "$T/d/$long/f"
+	rm -f "$T/go" "$T/hold"
+	start_opens L --dir "$T/d/$long" --file f --opens 2
+	start_tool opensnoop -F -p "$L_PID"
+	go
+	wait_loads L
+	tool_wait
+	[ "$(grep -cF " $T/d/${long:0:63}.../f" "$T/out")" -eq 2 ]
+
 	# without -F the paths are as given
 	rm -f "$T/go" "$T/hold"
 	start_opens C --dir "$T/d/sub" --file three --opens 1

@@ -534,9 +534,10 @@ EOF_CASES
 }
 
 @test "the binary is static, does not parse kernel BTF, and stays small" {
+	"$BUILD/readlat" --version | grep -q static || skip "a dynamic build (make STATIC=0 or SANITIZE=1)"
 	run ldd "$BUILD/readlat"
 	[[ "$output" == *"not a dynamic executable"* ]]
-	run timeout 10 strace -f -e trace=openat -o "$T/strace" "$BUILD/readlat" --duration 0.1
+	run under_ptrace timeout 10 strace -f -e trace=openat -o "$T/strace" "$BUILD/readlat" --duration 0.1
 	[ "$status" -eq 0 ]
 	refute grep -q '/sys/kernel/btf/vmlinux' "$T/strace"
 	rss=$(/usr/bin/time -f %M timeout 10 "$BUILD/readlat" --duration 0.1 2>&1 >/dev/null | tail -n1)
@@ -688,6 +689,26 @@ nonroot_counts_exactly() {
 	jout 'select(.key.path == "/etc/hostname") | .key.pid == $p and .key.fd == $fd and .count == 7' \
 		--argjson p "$A_PID" --argjson fd "$fd"
 	! jq -e -s 'any(.[]; .key.path == "?")' "$T/out"
+}
+
+# A directory name longer than the 63 bytes a path component keeps is
+# shown cut, and marked: "..." after its first 63 bytes; one of exactly 63
+# is whole. Two such directories alike in their first 63 bytes stay two
+# rows (files are told apart by device and inode, not by label).
+@test "-F: a directory name over 63 bytes is cut and marked, one of 63 is whole; files stay apart" {
+	a=$(printf 'q%098d1' 0) b=$(printf 'q%098d2' 0) c=$(printf 'r%062d' 0)
+	mkdir -p "$T/c/$a" "$T/c/$b" "$T/c/$c"
+	for d in "$a" "$b" "$c"; do echo "$d" > "$T/c/$d/f"; done
+	start_load A --source files --files "$T/c/$a/f,$T/c/$b/f,$T/c/$c/f" --reads 5
+	start_tool readlat -j -F -p "$A_PID"
+	go
+	wait_loads A
+	tool_wait
+	[ "$TOOL_STATUS" -eq 0 ]
+	cut="$T/c/${a:0:63}.../f"
+	jq -c '.key.path' "$T/out" | sort | uniq -c
+	[ "$(jq -s --arg p "$cut" 'map(select(.key.path == $p and .count == 5)) | length' "$T/out")" -eq 2 ]
+	[ "$(jq -s --arg p "$T/c/$c/f" 'map(select(.key.path == $p and .count == 5)) | length' "$T/out")" -eq 1 ]
 }
 
 # Names are whatever bytes a process or a file was given: a comm cut

@@ -447,12 +447,16 @@ static __u64 after(double seconds)
  * by the default action of SIGALRM this long after. */
 #define STARTUP_STOP_SECS 1
 
-static volatile sig_atomic_t starting = 1;
+static volatile sig_atomic_t starting = 1, reporting;
 
+/* During start-up, and during a report (whose write may block on a pipe
+ * nobody reads), a stop interrupts what blocks; the alarm ends the tool
+ * if something blocks again before the report is out (run_trace()
+ * clears it once the final report is written). */
 static void on_stop_signal(int sig)
 {
 	stop_requested = sig;
-	if (starting) {
+	if (starting || reporting) {
 		diag_log_off();
 		alarm(STARTUP_STOP_SECS);
 	}
@@ -665,7 +669,27 @@ static void report_metrics(struct session *s)
 }
 
 /* Report one interval; false when the run must end (output or tool failure). */
+static bool report_unmasked(struct session *s);
+
+/* A report, with the stop signals let in (see on_stop_signal): a report
+ * blocked in a write to a full pipe is interrupted by a stop (its write
+ * fails with EINTR, the report is given up) instead of holding the stop
+ * until the reader reads. */
 static bool report(struct session *s)
+{
+	sigset_t set;
+	bool ok;
+
+	stop_signals(&set);
+	reporting = 1;
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	ok = report_unmasked(s);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	reporting = 0;
+	return ok;
+}
+
+static bool report_unmasked(struct session *s)
 {
 	FILE *note = s->out.format == OUTPUT_OPENMETRICS ? stderr : s->out.f;
 
@@ -787,7 +811,11 @@ static bool output_ended(struct output *o)
 {
 	if (output_flush(o) == 0 || o->err == EPIPE)
 		return false;
-	diag_error("cannot write the output: %s", strerror(o->err));
+	if (o->err == EINTR && stop_requested)
+		diag_error("stopped while the output was blocked (nothing read it): the last "
+			   "report was not written");
+	else
+		diag_error("cannot write the output: %s", strerror(o->err));
 	return true;
 }
 
@@ -858,6 +886,20 @@ static int keep_std_fds_open(void)
 	return 0;
 }
 
+/* @code, or EXIT_RUNTIME with one line if what went to stdout (--help,
+ * --version, --check) could not all be written (/dev/full). */
+static int stdout_written(int code)
+{
+	errno = 0;
+	if (fflush(stdout) != EOF && !ferror(stdout))
+		return code;
+	if (errno)
+		diag_error("cannot write the output: %s", strerror(errno));
+	else		/* a write before the flush failed: its errno is gone */
+		diag_error("cannot write the output");
+	return EXIT_RUNTIME;
+}
+
 static int run_check(struct session *s)
 {
 	bool ok;
@@ -866,7 +908,7 @@ static int run_check(struct session *s)
 	ok = check_environment(s) && check_end();
 	textfile_close(&s->textfile, true);
 	printf("%s %s run on this system\n", s->tool->name, ok ? "can" : "cannot");
-	return ok ? 0 : EXIT_RUNTIME;
+	return stdout_written(ok ? 0 : EXIT_RUNTIME);
 }
 
 const struct bpf_object_open_opts *tool_open_opts(const struct run_config *rc)
@@ -907,8 +949,8 @@ int tool_run(const struct tool *t, int argc, char **argv)
 		return EXIT_RUNTIME;
 	diag_set_tool(cli_display_name(t, argc ? argv[0] : NULL));
 	switch (cli_parse(t, argc, argv, &rc)) {
-	case CLI_EXIT_OK:
-		return 0;
+	case CLI_EXIT_OK:	/* --help, --version */
+		return stdout_written(0);
 	case CLI_USAGE:
 		diag_error("%s", rc.err);
 		return EXIT_USAGE;

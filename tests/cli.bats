@@ -63,6 +63,20 @@ help_line() {
 	done
 }
 
+@test "--help, --version and --check into /dev/full: one line and exit 1, in every tool" {
+	for t in $TOOLS; do
+		for opt in --help --version --check; do
+			run --separate-stderr timeout 10 "$BUILD/$t" "$opt"
+			[ "$status" -eq 0 ]	# written: exit 0
+			run --separate-stderr timeout 10 bash -c "'$BUILD/$t' $opt > /dev/full"
+			echo "$t $opt: exit $status, stderr: $stderr"
+			[ "$status" -eq 1 ]
+			[[ "$stderr" == "$t: cannot write the output"* ]]
+			[ "${#stderr_lines[@]}" -eq 1 ]
+		done
+	done
+}
+
 @test "-d is nowhere a duration: refused, or biolat's disk" {
 	usage_errors opensnoop <<<"-d 5|no -d: a duration is --duration SECONDS"
 	usage_errors readlat <<<"-d 5|unknown option '-d'"

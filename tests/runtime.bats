@@ -28,7 +28,7 @@ teardown() { common_teardown; }
 	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
 	run timeout 60 "$BUILD/tests/hist_race"
 	echo "$output"
-	[ "$status" -ne 3 ] || skip "the two CPUs' runs never overlapped enough to lose a race"
+	[ "$status" -ne 3 ] || skip "fewer than two CPUs to run on, or their runs never overlapped enough to lose a race"
 	[ "$status" -eq 0 ]
 	[[ "$output" =~ up:\ max\ [0-9]+\ of\ [0-9]+,\ races\ [1-9] ]]
 }
@@ -126,6 +126,38 @@ lines_at_least() { [ "$(wc -l < "$T/out")" -ge "$1" ]; }
 	retry jq -e -s 'map(.skipped // 0) | max >= 20' "$T/out"
 	stop_tool INT
 	[ "$TOOL_STATUS" -eq 0 ]
+}
+
+# blocked_in_write PID: PID is in a write to a pipe that is full.
+blocked_in_write() { [[ "$(cat "/proc/$1/wchan" 2>/dev/null)" == *pipe_write* ]]; }
+
+@test "a stop while a report is blocked on a pipe nobody reads ends every tool within 1 s, saying so" {
+	mkfifo "$T/fifo"
+	exec 8<>"$T/fifo"	# a reader that never reads: the pipe fills up
+	for cmd in "readlat -F 0.001" "opensnoop -C 0.001" "biolat 0.001" "tcprcv 0.001"; do
+		# shellcheck disable=SC2086
+		"$BUILD/"$cmd > "$T/fifo" 2> "$T/err" &
+		pid=$!
+		watchdog "$pid"
+		# opensnoop -C prints a table only of opens: make some
+		for ((i = 0; i < WAIT_SECS * 10; i++)); do
+			blocked_in_write "$pid" && break
+			cat /dev/null; sleep 0.1
+		done
+		blocked_in_write "$pid"
+		kill -INT "$pid"
+		t0=$(date +%s%N)
+		status=0
+		WAIT_SECS=2 wait_exit "$pid" || status=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		echo "$cmd: exit $status after $ms ms: $(tail -n1 "$T/err")"
+		[ "$status" -eq 1 ]
+		[ "$ms" -lt 1500 ]
+		grep -qx "${cmd%% *}: stopped while the output was blocked (nothing read it): the last report was not written" "$T/err"
+		# empty the pipe for the next tool
+		timeout 2 dd if="$T/fifo" of=/dev/null bs=64k iflag=nonblock 2>/dev/null || true
+	done
+	exec 8>&-
 }
 
 @test "SIGTERM during start-up ends the tool, and every BPF object it had goes with it" {

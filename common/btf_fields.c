@@ -867,6 +867,7 @@ static int load_raw(const struct btf_want *w, size_t n, void *out, int fd)
 	/* The answers get the whole budget, whatever the pass's tries of
 	 * them spent (the work is then bounded by twice it). */
 	b.budget = WORK_BUDGET;
+	b.loop_id = 0;		/* a try's loop says nothing of the answers' */
 	if (!err)
 		err = fill(&b, out);
 	free(b.chunk);

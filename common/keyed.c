@@ -129,7 +129,7 @@ void keyed_sort(struct keyed_snapshot *s, int (*cmp)(const void *a, const void *
 {
 	sorting = s;
 	sorting_cmp = cmp;
-	if (s->n)	/* order is NULL for an empty snapshot */
+	if (s->n)	/* order is NULL in a snapshot never read, or whose read failed */
 		qsort(s->order, s->n, sizeof(*s->order), by_key);
 }
 

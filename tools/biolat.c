@@ -466,8 +466,7 @@ static size_t keyed_rows(const struct keyed_snapshot *snap, struct row *rows)
 		if (lost_rows[i].delta && j == snap->n)
 			rows[n++] = (struct row){ &lost_rows[i].key, &empty };
 	}
-	if (n)		/* rows may be NULL then */
-		qsort(rows, n, sizeof(*rows), by_row);
+	qsort(rows, n, sizeof(*rows), by_row);
 	return n;
 }
 

@@ -23,6 +23,8 @@ struct hist down SEC(".bss");
 __u64 last_v SEC(".bss");	/* the last value taken: 1, 2, ... last_v were added */
 __u64 short_max SEC(".bss");	/* adds that left up.max below their value */
 __u64 short_min SEC(".bss");	/* adds that left down's min above theirs */
+__u64 solo SEC(".bss");		/* a word raised by raise_to() alone */
+__u64 lied SEC(".bss");		/* raise_to(&solo) said true, solo was below v */
 
 /* One add per run: the test runs it with BPF_PROG_TEST_RUN, repeat N, on
  * each CPU at once. */
@@ -39,5 +41,9 @@ int add(struct __sk_buff *skb)
 	hist_add(&down, TOP - v, true);
 	if (~*(volatile __u64 *)&down.min_inv > TOP - v)
 		__sync_fetch_and_add(&short_min, 1);
+	/* raise_to's own answer: true means the word is at v or above, now
+	 * and for good (it never falls) */
+	if (raise_to(&solo, v) && *(volatile __u64 *)&solo < v)
+		__sync_fetch_and_add(&lied, 1);
 	return 0;
 }

@@ -8,11 +8,13 @@
  *  - count and sum exact;
  *  - max never above the largest value added, min never below the least;
  *  - every add that left the max short of its value is among the races
- *    (struct hist's races), and with no race max and min are exact.
+ *    (struct hist's races), and with no race max and min are exact;
+ *  - raise_to() never says true of a word still below the value.
  * Prints one line of figures; exits 0 if every check holds, 1 if one
  * failed, 2 if it could not run, 3 if no add lost a race (nothing shown:
  * the two CPUs' runs hardly overlapped).
- * Usage: hist_race [N]
+ * The two CPUs are the first two this process may run on.
+ * Usage: hist_race [N], 1 <= N <= 10,000,000 (default 1,000,000)
  */
 
 #include <errno.h>
@@ -62,12 +64,29 @@ static int check(const char *what, int ok)
 
 int main(int argc, char **argv)
 {
-	unsigned int n = argc > 1 ? (unsigned int)strtoul(argv[1], NULL, 0) : 1000000;
+	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000;
+	int cpus[2], ncpus = 0;
 	struct runner r[2];
+	cpu_set_t allowed;
 	struct hist_race_bpf *skel;
 	struct hist_race_bpf__bss *b;
 	int failed = 0, rounds = 0;
 
+	/* at most 30 rounds of 2N adds: the sums stay below 2^64, the
+	 * values below TOP */
+	if (n < 1 || n > 10000000) {
+		fprintf(stderr, "hist_race: N is 1 to 10000000\n");
+		return 2;
+	}
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return 2;
+	for (int c = 0; c < CPU_SETSIZE && ncpus < 2; c++)
+		if (CPU_ISSET(c, &allowed))
+			cpus[ncpus++] = c;
+	if (ncpus < 2) {
+		fprintf(stderr, "hist_race: needs two CPUs to run on\n");
+		return 3;
+	}
 	skel = hist_race_bpf__open_and_load();
 	if (!skel) {
 		fprintf(stderr, "hist_race: cannot load: %s\n", strerror(errno));
@@ -76,7 +95,7 @@ int main(int argc, char **argv)
 	b = skel->bss;
 	while (rounds++ < 30 && !(b->short_max && b->short_min)) {
 		for (int c = 0; c < 2; c++) {
-			r[c] = (struct runner){ .cpu = c, .repeat = n,
+			r[c] = (struct runner){ .cpu = cpus[c], .repeat = (unsigned int)n,
 						.prog_fd = bpf_program__fd(skel->progs.add) };
 			if (pthread_create(&r[c].thread, NULL, run, &r[c])) {
 				fprintf(stderr, "hist_race: no thread\n");
@@ -86,7 +105,7 @@ int main(int argc, char **argv)
 		for (int c = 0; c < 2; c++) {
 			pthread_join(r[c].thread, NULL);
 			if (r[c].err) {
-				fprintf(stderr, "hist_race: CPU %d: %s\n", c, strerror(r[c].err));
+				fprintf(stderr, "hist_race: CPU %d: %s\n", r[c].cpu, strerror(r[c].err));
 				return 2;
 			}
 		}
@@ -102,8 +121,8 @@ int main(int argc, char **argv)
 		ucount += up->buckets[i];
 		dcount += down->buckets[i];
 	}
-	printf("rounds %d, adds %llu; up: max %llu of %llu, races %llu, short %llu; "
-	       "down: min %llu of %llu, races %llu, short %llu\n",
+	printf("CPUs %d and %d, rounds %d, adds %llu; up: max %llu of %llu, races %llu, short %llu; "
+	       "down: min %llu of %llu, races %llu, short %llu\n", cpus[0], cpus[1],
 	       rounds - 1, count, (unsigned long long)up->max, top,
 	       (unsigned long long)up->races, (unsigned long long)b->short_max,
 	       (unsigned long long)~down->min_inv, least, (unsigned long long)down->races,
@@ -119,6 +138,7 @@ int main(int argc, char **argv)
 	failed |= check("no race, yet max not exact", up->races || up->max == top);
 	failed |= check("no race, yet min not exact", down->races || ~down->min_inv == least);
 	failed |= check("more races than adds", up->races <= count && down->races <= count);
+	failed |= check("raise_to said true of a word below the value", b->lied == 0);
 
 	int shown = b->short_max && b->short_min;
 

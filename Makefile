@@ -3,11 +3,24 @@
 TOOLS := readlat opensnoop biolat tcprcv
 
 SHELL := /bin/bash
-OUTPUT ?= build
+# make SANITIZE=1: the user space built with ASan and UBSan (every error
+# fatal), linked dynamically (static ASan is not supported), in build-san
+# unless OUTPUT is given; make SANITIZE=1 san-test runs the bats suite on
+# it (tests/tests.mk). Workloads and BPF programs are built as always.
+SANITIZE ?= 0
+OUTPUT ?= $(if $(filter 1,$(SANITIZE)),build-san,build)
 ARCH ?= x86
 PREFIX ?= /usr/local
 DESTDIR ?=
 STATIC ?= 1
+ifeq ($(SANITIZE),1)
+override STATIC := 0
+# clang's: GCC's UBSan under ASan ignores log_path (san-test reads the logs)
+ifeq ($(origin CC),default)
+CC := clang
+endif
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
 # The source tarball's VERSION file, or git describe (packaging/version.sh);
 # make VERSION=x overrides it.
 ifneq ($(origin VERSION),command line)
@@ -30,6 +43,10 @@ CFLAGS ?= -O2 -g
 # that two checkouts of one commit build the same bytes.
 REPRO_FLAGS := -ffile-prefix-map=$(CURDIR)=.
 override CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE $(REPRO_FLAGS)
+# Static helpers (workloads) take these, never the sanitizers.
+PLAIN_CFLAGS := $(CFLAGS)
+override CFLAGS += $(SAN_FLAGS)
+override LDFLAGS += $(SAN_FLAGS)
 override CPPFLAGS += -Icommon -Itools -I$(OUTPUT)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	$(REPRO_FLAGS) -Ivmlinux/$(ARCH) -Icommon -Ibpf -Itools
@@ -54,7 +71,7 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all clean test unit-test bats-test install uninstall vmlinux workloads bench vm-test
+.PHONY: all clean test unit-test bats-test install uninstall vmlinux workloads bench vm-test san-test
 .DELETE_ON_ERROR:
 .SECONDARY:
 

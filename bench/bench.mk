@@ -43,12 +43,12 @@ $(BENCH_DIR)/core.lskel.h: $(BENCH_DIR)/core.bpf.o
 
 $(BENCH_DIR)/corelight: bench/corelight.c $(BENCH_DIR)/core.lskel.h
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -I$(BENCH_DIR) $(CFLAGS) -Wno-unused-parameter $(LDFLAGS) -static $< -o $@
+	$(Q)$(CC) -I$(BENCH_DIR) $(PLAIN_CFLAGS) -Wno-unused-parameter -static $< -o $@
 
 # static: the workload makes no loader reads, so its read count is exact
 $(BENCH_DIR)/%: bench/%.c bench/bench.mk | $(BENCH_DIR)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -static -pthread $(filter %.c,$^) -o $@
+	$(Q)$(CC) $(PLAIN_CFLAGS) -static -pthread $(filter %.c,$^) -o $@
 
 # biolat's counts: bioload makes the I/O on a loop device; tcprcv's
 # throughput: tcpload moves the bytes over loopback.

@@ -148,7 +148,7 @@ run_as_user() {
 	need_vmlinux
 	command -v strace >/dev/null || skip "no strace"
 	cp /sys/kernel/btf/vmlinux "$T/vmlinux.btf"
-	run timeout 30 strace -f -qq -o "$T/strace" \
+	run under_ptrace timeout 30 strace -f -qq -o "$T/strace" \
 		-e trace=open,openat,openat2,access,faccessat,faccessat2,stat,lstat,newfstatat,statx,readlink,readlinkat \
 		"$BUILD/readlat" -P --btf "$T/vmlinux.btf" --duration 0.2
 	[ "$status" -eq 0 ]

@@ -62,7 +62,7 @@ $(foreach p,$(sort $(VM_PKGS)),$(eval $(call VM_KERNEL_RULE,$(p))))
 
 $(VM_DIR)/bpfls: tests/vm/bpfls.c | $(VM_DIR)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -static $< -o $@
+	$(Q)$(CC) $(PLAIN_CFLAGS) -static $< -o $@
 
 $(VM_LIST): vm-force | $(VM_DIR)
 	$(Q)echo '$(BUSYBOX) $(VM_BINS) $(VM_GUEST)' | cmp -s - $@ || \

@@ -886,18 +886,13 @@ static int keep_std_fds_open(void)
 	return 0;
 }
 
-/* @code, or EXIT_RUNTIME with one line if what went to stdout (--help,
- * --version, --check) could not all be written (/dev/full). */
+/* @code, or EXIT_RUNTIME with one line (output_ended()) if what went to
+ * stdout (--help, --version, --check) could not all be written. */
 static int stdout_written(int code)
 {
-	errno = 0;
-	if (fflush(stdout) != EOF && !ferror(stdout))
-		return code;
-	if (errno)
-		diag_error("cannot write the output: %s", strerror(errno));
-	else		/* a write before the flush failed: its errno is gone */
-		diag_error("cannot write the output");
-	return EXIT_RUNTIME;
+	struct output o = { .f = stdout };
+
+	return output_ended(&o) ? EXIT_RUNTIME : code;
 }
 
 static int run_check(struct session *s)

@@ -42,12 +42,16 @@ counted() {
 }
 
 # exactly N: biolat counted the N requests, each once, but for those it
-# says it lost (or saw unfinished), at most 1% of them.
+# says it lost (or saw unfinished), at most 5% of them. Lost ones come
+# from the kernel skipping a program on a CPU that is already running one
+# (bpf_prog_active): the bpftrace timer beside it makes that happen. In
+# one CI run at depth 32 biolat lost 227 of 6,000 and bpftrace 237, and
+# count + lost was 6,000 exactly.
 exactly() {
 	local c l u
 	read -r c l u <<<"$(counted)"
 	echo "expected $1: count $c, lost $l, unfinished $u"
-	[ "$c" -le "$1" ] && [ $((c + l + u)) -eq "$1" ] && [ $((l + u)) -le $(($1 / 100 + 1)) ]
+	[ "$c" -le "$1" ] && [ $((c + l + u)) -eq "$1" ] && [ $((l + u)) -le $(($1 / 20 + 1)) ]
 }
 
 # rq_timer DEV_T FILE: a bpftrace one-liner timing issue -> completion of

@@ -48,6 +48,8 @@ static int grow(struct filenames *f)
 
 void file_name_format(const struct file_name *n, char *buf, size_t len)
 {
+	/* A record's depth is the kernel's word: never read past comp[] */
+	int depth = n->depth < FILE_NAME_DEPTH ? (int)n->depth : FILE_NAME_DEPTH;
 	size_t at = 0;
 
 	buf[0] = '\0';
@@ -67,11 +69,11 @@ void file_name_format(const struct file_name *n, char *buf, size_t len)
 		snprintf(buf, len, "?");
 		return;
 	}
-	if (n->truncated)
+	if (n->truncated || n->depth > FILE_NAME_DEPTH)
 		at += (size_t)snprintf(buf + at, len - at, "...");
 	/* Empty slots are the walk's steps from a mount to its mountpoint. */
 	/* A component cut to FILE_NAME_COMP - 1 bytes ends in "...". */
-	for (int i = (int)n->depth - 1; i >= 0 && at < len; i--)
+	for (int i = depth - 1; i >= 0 && at < len; i--)
 		if (n->comp[i][0])
 			at += (size_t)snprintf(buf + at, len - at, "/%.*s%s", FILE_NAME_COMP,
 					       n->comp[i], n->cut & (1U << i) ? "..." : "");

@@ -17,12 +17,17 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 FUZZ_CFLAGS := -g -O1 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE $(FUZZ_SAN) \
 	-fsanitize=fuzzer-no-link
 FUZZ_LDLIBS := -lbpf -lelf -lz
-FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+# fuzz_cli.c is built once per tool, as cli_<tool>.
+FUZZ_CLI := $(TOOLS:%=cli_%)
+FUZZ_TARGETS := $(filter-out cli,$(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))) \
+	$(FUZZ_CLI)
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 
 # What each target links of common/ (and of tests/unit/) besides itself.
 FUZZ_LINK_btf_fields := btf_fields kernel_layout
 FUZZ_LINK_escape := escape json minijson
+FUZZ_LINK_metrics := metrics escape hist
+FUZZ_LINK_filenames := filenames
 
 $(FUZZ_DIR) $(FUZZ_DIR)/common:
 	$(Q)mkdir -p $@
@@ -40,7 +45,16 @@ $(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_LINK_$(1):%=$(FUZZ_DIR)/com
 	$$(call msg,FUZZ,$$@)
 	$$(Q)$$(FUZZ_CC) $$(CPPFLAGS) -Itests/unit $$(FUZZ_CFLAGS) -fsanitize=fuzzer $$^ $$(FUZZ_LDLIBS) -o $$@
 endef
-$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_RULE,$(t))))
+$(foreach t,$(filter-out $(FUZZ_CLI),$(FUZZ_TARGETS)),$(eval $(call FUZZ_RULE,$(t))))
+
+# A tool's command line: its source is included by fuzz_cli.c, which
+# links the whole runtime (the tool's callbacks name it).
+$(FUZZ_DIR)/fuzz_cli_%: tests/fuzz/fuzz_cli.c tools/%.c $(OUTPUT)/%.skel.h $(OUTPUT)/version.h \
+		$(COMMON_SRCS:common/%.c=$(FUZZ_DIR)/common/%.o) $(COMMON_HDRS) | $(FUZZ_DIR)
+	$(call msg,FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -DFUZZ_TOOL=$* $< \
+		$(COMMON_SRCS:common/%.c=$(FUZZ_DIR)/common/%.o) $(FUZZ_LDLIBS) -lm -o $@
+$(FUZZ_DIR)/common/cli.o: $(OUTPUT)/version.h
 
 # -timeout: an input that takes over 10 s is a hang (the BTF reader's
 # work is bounded; a hostile file must end it within milliseconds).

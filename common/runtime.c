@@ -5,6 +5,7 @@
  * count, the duration, a signal or the traced process ends -> final report
  * (before detaching, so it comes out fast) -> clean up.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -750,6 +752,54 @@ static void run_loop(struct session *s)
 	}
 }
 
+/* File descriptors open now (those of /proc/self/fd, less its own). */
+static long fds_open(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	long n = -1;
+
+	if (!d)
+		return 0;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 2;	/* "." and ".." */
+}
+
+/* A run holds a descriptor for every map, and for every program its own,
+ * its link's and (a tracepoint's) perf event's, besides a few of its own
+ * and libbpf's while it loads. Under RLIMIT_NOFILE that leaves less
+ * room, the soft limit is raised to the hard one; if even that is short,
+ * one line says so now: at EMFILE, libbpf's feature probes fail and it
+ * blames the kernel ("map ... wasn't created", a verifier log). */
+#define FDS_SLACK 6
+
+static int fds_room(struct bpf_object *obj)
+{
+	struct bpf_program *p;
+	struct bpf_map *m;
+	struct rlimit rl;
+	long need = FDS_SLACK, open = fds_open();
+
+	bpf_object__for_each_map(m, obj)
+		need += bpf_map__autocreate(m);
+	bpf_object__for_each_program(p, obj)
+		if (bpf_program__autoload(p))
+			need += bpf_program__type(p) == BPF_PROG_TYPE_TRACEPOINT ? 3 : 2;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    (rlim_t)(open + need) <= rl.rlim_cur)
+		return 0;
+	if (rl.rlim_max == RLIM_INFINITY || (rlim_t)(open + need) <= rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (!setrlimit(RLIMIT_NOFILE, &rl))
+			return 0;
+	}
+	diag_error("needs about %ld file descriptors (%ld are open) and RLIMIT_NOFILE allows %llu: "
+		   "raise it (ulimit -n %ld)", open + need, open, (unsigned long long)rl.rlim_max,
+		   open + need);
+	return -1;
+}
+
 static int load_and_attach(struct session *s)
 {
 	const struct tool *t = s->tool;
@@ -762,7 +812,8 @@ static int load_and_attach(struct session *s)
 		return -1;
 	}
 	s->obj = *skel->obj;
-	if (set_filters(s) || set_unit(s) || set_gates(s) || probes_autoload(t, &s->probes, s->obj))
+	if (set_filters(s) || set_unit(s) || set_gates(s) || probes_autoload(t, &s->probes, s->obj) ||
+	    fds_room(s->obj))
 		return -1;
 	err = bpf_object__load_skeleton(skel);
 	if (err) {

@@ -23,7 +23,7 @@ workloads: $(WORKLOADS) $(TEST_TOOLS)
 -include tests/unit.mk
 
 # TAP from bats, then one closing line "bats: N passed, N failed, N skipped".
-bats-test: $(BINS) $(WORKLOADS) $(TEST_TOOLS)
+bats-test: all $(WORKLOADS) $(TEST_TOOLS)	# all: the completion files too
 	$(Q)set -o pipefail; $(BATS) --tap tests/ | awk '{ print } \
 		/^ok .*# skip/ { s++; next } /^ok / { p++ } /^not ok / { f++ } \
 		END { printf "bats: %d passed, %d failed, %d skipped\n", p, f, s; exit f > 0 }'
@@ -39,7 +39,7 @@ san-test:
 ifneq ($(SANITIZE),1)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 san-test
 else
-san-test: $(BINS) $(WORKLOADS) $(TEST_TOOLS)
+san-test: all $(WORKLOADS) $(TEST_TOOLS)
 	$(Q)logs=$$(mktemp -d /tmp/san-logs.XXXXXX) && chmod 1777 "$$logs" && st=0; \
 	opts=halt_on_error=1:print_stacktrace=1:log_path=$$logs/san; \
 	ASAN_OPTIONS=$$opts:detect_leaks=1 UBSAN_OPTIONS=$$opts BUILD=$(abspath $(OUTPUT)) \

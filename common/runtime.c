@@ -8,6 +8,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +75,8 @@ struct session {
 	unsigned long long textfile_errors_counted;	/* of textfile.errors, in the store */
 };
 
-enum wake { WAKE_NONE, WAKE_INTERVAL, WAKE_STOP, WAKE_TARGET_EXIT };
+/* WAKE_FAILED: the output failed (streamed events): end, no final report. */
+enum wake { WAKE_NONE, WAKE_INTERVAL, WAKE_STOP, WAKE_TARGET_EXIT, WAKE_FAILED };
 
 static volatile sig_atomic_t stop_requested;
 
@@ -449,7 +452,80 @@ static __u64 after(double seconds)
  * by the default action of SIGALRM this long after. */
 #define STARTUP_STOP_SECS 1
 
-static volatile sig_atomic_t starting = 1, reporting;
+static volatile sig_atomic_t starting = 1, reporting, stops;
+
+/* The reports' stream: stdout, through a write that gives the output up
+ * once a stop has interrupted one of its writes (a write to a pipe that
+ * blocks, full, and is interrupted; or a partial write, which a blocking
+ * pipe makes only when a signal interrupts it). The report was not
+ * written; the rest of it, the final report and exit's flush then fail at
+ * once instead of blocking on that pipe again until the alarm. */
+static int output_given_up;	/* EINTR once given up */
+static struct timespec stop_time;	/* of the first write after a stop */
+
+/* After a stop, output that nobody reads may hold the tool this long in
+ * all, from its first write on (the rest of a report and the final one
+ * together): then it is given up too, and the tool ends within 1 s. */
+#define STOP_WRITE_MS 500
+
+/* After a stop: wait for room on stdout until STOP_WRITE_MS after the
+ * first such write, and write what a pipe takes at once (PIPE_BUF), so
+ * that no write blocks. */
+static size_t write_after_stop(size_t n)
+{
+	struct timespec now;
+	struct pollfd pfd = { .fd = STDOUT_FILENO, .events = POLLOUT };
+	long long left;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!stop_time.tv_sec && !stop_time.tv_nsec)
+		stop_time = now;
+	left = (stop_time.tv_sec - now.tv_sec) * 1000LL + (stop_time.tv_nsec - now.tv_nsec) / 1000000 +
+	       STOP_WRITE_MS;
+	if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 || !(pfd.revents & POLLOUT)) {
+		if (!(pfd.revents & (POLLERR | POLLHUP))) {
+			output_given_up = EINTR;
+			return 0;
+		}
+	}
+	return n < PIPE_BUF ? n : PIPE_BUF;
+}
+
+static ssize_t report_write(void *cookie, const char *buf, size_t n)
+{
+	size_t done = 0;
+
+	(void)cookie;
+	while (done < n && !output_given_up) {
+		sig_atomic_t before = stops;
+		size_t chunk = stop_requested ? write_after_stop(n - done) : n - done;
+		ssize_t w;
+
+		if (!chunk)
+			break;
+		w = write(STDOUT_FILENO, buf + done, chunk);
+		if (w > 0)
+			done += (size_t)w;
+		if (stops != before && (w < 0 ? errno == EINTR : (size_t)w < chunk))
+			output_given_up = EINTR;
+		else if (w <= 0)
+			return (ssize_t)done;	/* short: the stream's error flag */
+	}
+	return (ssize_t)done;
+}
+
+static FILE *report_stream(void)
+{
+	cookie_io_functions_t io = { .write = report_write };
+	FILE *f = fopencookie(NULL, "w", io);
+
+	if (!f)
+		return stdout;
+	/* As stdout would be: line by line to a terminal. */
+	if (isatty(STDOUT_FILENO))
+		setvbuf(f, NULL, _IOLBF, 0);
+	return f;
+}
 
 /* During start-up, and during a report (whose write may block on a pipe
  * nobody reads), a stop interrupts what blocks; the alarm ends the tool
@@ -458,6 +534,7 @@ static volatile sig_atomic_t starting = 1, reporting;
 static void on_stop_signal(int sig)
 {
 	stop_requested = sig;
+	stops++;
 	if (starting || reporting) {
 		diag_log_off();
 		alarm(STARTUP_STOP_SECS);
@@ -582,6 +659,42 @@ static void stop_pending(void)
 		stop_requested = sig;
 }
 
+/* @fn(@s) with the stop signals let in (see on_stop_signal): a write of
+ * its output that blocks on a full pipe is interrupted by a stop (it fails
+ * with EINTR, the output is given up) instead of holding the stop until
+ * the reader reads. A stop taken here is seen by the loop's next look. */
+static bool with_stops_let_in(struct session *s, bool (*fn)(struct session *))
+{
+	sigset_t set;
+	bool ok;
+
+	stop_signals(&set);
+	reporting = 1;
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	ok = fn(s);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	reporting = 0;
+	/* The write a stop interrupted is the cause, whatever errno the
+	 * flush after it found (output_flush() says EIO when it has none). */
+	if (output_given_up && (!s->out.err || s->out.err == EIO))
+		s->out.err = output_given_up;
+	return ok;
+}
+
+static bool consume_and_flush(struct session *s)
+{
+	ring_buffer__consume(events(s));
+	return output_flush(&s->out) == 0;
+}
+
+/* Events printed as they come, written out now: a stream has no report
+ * to wait for, and a stop must end a write of it blocked on a full pipe
+ * as it ends a report's. */
+static bool stream_events(struct session *s)
+{
+	return with_stops_let_in(s, consume_and_flush);
+}
+
 /* The deadlines that have passed, as a wake reason. */
 static enum wake deadlines(struct session *s)
 {
@@ -592,7 +705,8 @@ static enum wake deadlines(struct session *s)
 		return WAKE_STOP;
 	if (now >= s->next_stream_poll) {
 		s->next_stream_poll = now + STREAM_POLL_NS;
-		ring_buffer__consume(events(s));
+		if (!stream_events(s))
+			return WAKE_FAILED;
 	}
 	if (now >= s->next_thread_poll) {
 		s->next_thread_poll = now + THREAD_POLL_NS;
@@ -616,8 +730,13 @@ static enum wake wait_wake(struct session *s, const sigset_t *waiting_mask)
 {
 	struct epoll_event evs[8];
 	enum wake wake = WAKE_NONE;
-	int n = wait_events(s, evs, 8, waiting_mask);
+	int n;
 
+	/* Taken by the handler in a report or a stream of events (its
+	 * signals let in): no longer pending, so no wait would end for it. */
+	if (stop_requested)
+		return WAKE_STOP;
+	n = wait_events(s, evs, 8, waiting_mask);
 	if (!stop_requested)
 		stop_pending();
 	if (stop_requested)
@@ -629,8 +748,8 @@ static enum wake wait_wake(struct session *s, const sigset_t *waiting_mask)
 			return WAKE_TARGET_EXIT;
 		if (fd == STDOUT_FILENO)
 			return WAKE_STOP;
-		if (events(s) && fd == ring_buffer__epoll_fd(events(s)))
-			ring_buffer__consume(events(s));
+		if (events(s) && fd == ring_buffer__epoll_fd(events(s)) && !stream_events(s))
+			return WAKE_FAILED;
 	}
 	wake = deadlines(s);
 	return wake;
@@ -673,22 +792,11 @@ static void report_metrics(struct session *s)
 /* Report one interval; false when the run must end (output or tool failure). */
 static bool report_unmasked(struct session *s);
 
-/* A report, with the stop signals let in (see on_stop_signal): a report
- * blocked in a write to a full pipe is interrupted by a stop (its write
- * fails with EINTR, the report is given up) instead of holding the stop
- * until the reader reads. */
+/* A report, with the stop signals let in: one blocked in a write to a
+ * full pipe is given up at a stop. */
 static bool report(struct session *s)
 {
-	sigset_t set;
-	bool ok;
-
-	stop_signals(&set);
-	reporting = 1;
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	ok = report_unmasked(s);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	reporting = 0;
-	return ok;
+	return with_stops_let_in(s, report_unmasked);
 }
 
 static bool report_unmasked(struct session *s)
@@ -745,9 +853,11 @@ static void run_loop(struct session *s)
 			return;
 		case WAKE_NONE:
 			/* Events printed as they come: stop at the first output error. */
-			if (streaming(s) && output_flush(&s->out))
+			if (streaming(s) && !stream_events(s))
 				return;
 			break;
+		case WAKE_FAILED:
+			return;
 		}
 	}
 }
@@ -1003,7 +1113,7 @@ int tool_run(const struct tool *t, int argc, char **argv)
 	case CLI_RUN:
 		break;
 	}
-	s.out = (struct output){ .f = stdout, .tool = t->name, .json = rc.json, .format = rc.output,
+	s.out = (struct output){ .f = report_stream(), .tool = t->name, .json = rc.json, .format = rc.output,
 				 .timestamp = rc.timestamp, .verbose = rc.verbose, .unit = rc.unit,
 				 .hist_family = t->hist_family, .errors_family = t->errors_family };
 	if (!rc.check && (rc.output == OUTPUT_OPENMETRICS || rc.textfile) && start_metrics(&s.out, &rc))

@@ -160,6 +160,48 @@ blocked_in_write() { [[ "$(cat "/proc/$1/wchan" 2>/dev/null)" == *pipe_write* ]]
 	exec 8>&-
 }
 
+@test "a stop while streamed events are blocked on a pipe nobody reads ends the tool within 1 s, saying so" {
+	# Events are written as they come, outside any report: a stop must
+	# end a write of them blocked on a full pipe all the same.
+	mkfifo "$T/fifo"
+	exec 8<>"$T/fifo"	# a reader that never reads: the pipe fills up
+	for cmd in "opensnoop" "readlat --slower 0" "opensnoop -j"; do
+		# shellcheck disable=SC2086
+		"$BUILD/"$cmd > "$T/fifo" 2> "$T/err" &
+		pid=$!
+		watchdog "$pid"
+		for ((i = 0; i < WAIT_SECS * 10; i++)); do
+			blocked_in_write "$pid" && break
+			for j in {1..20}; do cat /etc/hostname > /dev/null; done	# opens and reads
+			sleep 0.1
+		done
+		blocked_in_write "$pid"
+		kill -INT "$pid"
+		t0=$(date +%s%N)
+		status=0
+		WAIT_SECS=2 wait_exit "$pid" || status=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		echo "$cmd: exit $status after $ms ms: $(tail -n1 "$T/err")"
+		[ "$status" -eq 1 ]
+		[ "$ms" -lt 1000 ]
+		grep -qx "${cmd%% *}: stopped while the output was blocked (nothing read it): the last report was not written" "$T/err"
+		timeout 2 dd if="$T/fifo" of=/dev/null bs=64k iflag=nonblock 2>/dev/null || true
+	done
+	exec 8>&-
+}
+
+@test "a stop that comes in a report, not blocked, at an interval over 1 s: the final report at once, exit 0" {
+	# Caught by SIGSTOP where its stop signals are let in and it is not
+	# waiting (tests/lifecycle.py's inreport moment); the handler takes
+	# the signal there, so no wait ends for it: the loop must look first.
+	run env LIFECYCLE_VERBOSE=1 timeout 120 python3 "$BATS_TEST_DIRNAME/lifecycle.py" --seed 1 --cycles 3 --kind inreport \
+		--interval 1.2 --only readlat:-P --only tcprcv:default "$BUILD"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# each stop by SIGINT or SIGTERM was sent in a report (SIGKILL aside)
+	[ "$(grep -E ": SIG(INT|TERM) inreport .*caught in a report" <<<"$output" | grep -c " ms, ")" -ge 2 ]
+}
+
 @test "SIGTERM during start-up ends the tool, and every BPF object it had goes with it" {
 	# Each tool is held in a write of its libbpf log, maps made (readlat:
 	# programs loaded too), where the stop signals used to be blocked.

@@ -53,6 +53,7 @@ endif
 
 -include tests/fuzz/fuzz.mk
 -include tests/vm/vm.mk
+-include tests/lifecycle.mk
 
 # What make test runs, in order: the unit tests, each fuzz target for
 # FUZZ_SECS (60) from its corpus (the regression cases are the corpus's

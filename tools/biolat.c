@@ -103,7 +103,7 @@ static const struct metric_family io_size = {
 	.name = "biolat_io_size_bytes", .unit = "bytes", .type = METRIC_HISTOGRAM,
 	.help = "Block I/O request sizes (--size)", .scale = 1,
 };
-static const struct metric_family evicted = {
+static const struct metric_family evicted_family = {
 	.name = "biolat_evicted", .type = METRIC_COUNTER,
 	.help = "Requests dropped from the in-flight table for newer ones (not counted)",
 };
@@ -491,7 +491,7 @@ static void evicted_count(struct output *out)
 	static __u64 seen;
 	__u64 now = skel->bss->totals.evicted;
 
-	output_count(out, &evicted, NULL, 0, now - seen);
+	output_count(out, &evicted_family, NULL, 0, now - seen);
 	seen = now;
 }
 

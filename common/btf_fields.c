@@ -123,7 +123,8 @@ static const char *chunk_at(struct chunk *c, __u64 at, __u32 n)
 		return NULL;
 	if (at >= c->start && at + n <= c->start + c->have)
 		return c->buf + (at - c->start);
-	got = pread(c->fd, c->buf, c->len - at < CHUNK ? c->len - at : CHUNK, c->base + at);
+	got = pread(c->fd, c->buf, c->len - at < CHUNK ? c->len - at : CHUNK,
+		    c->base + (off_t)at);	/* at < len, a __u32 of the header */
 	if (got < (ssize_t)n)
 		return NULL;
 	c->start = at;

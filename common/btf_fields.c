@@ -189,6 +189,7 @@ static struct name *name_at(const struct btf_file *b, __u32 off)
 
 	if (!filter_has(b->off_filter, off))
 		return NULL;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): by_off holds pointers */
 	hit = bsearch(&k, b->by_off, b->nfound, sizeof(k), off_sort);
 	return hit ? *hit : NULL;
 }
@@ -270,6 +271,7 @@ static int find_strings(struct btf_file *b)
 		too_long = false;
 		at += (__u64)(nul - p) + 1;
 	}
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): by_off holds pointers */
 	b->by_off = malloc((b->nnames + 1) * sizeof(*b->by_off));
 	if (!b->by_off)
 		return -ENOMEM;
@@ -278,6 +280,7 @@ static int find_strings(struct btf_file *b)
 			b->by_off[b->nfound++] = &b->names[i];
 			filter_add(b->off_filter, b->names[i].off);
 		}
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): by_off holds pointers */
 	qsort(b->by_off, b->nfound, sizeof(*b->by_off), off_sort);
 	return 0;
 }

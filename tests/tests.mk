@@ -53,6 +53,7 @@ endif
 
 -include tests/fuzz/fuzz.mk
 -include tests/vm/vm.mk
+-include tests/lint.mk
 
 # Unit tests, the fuzz targets over their corpus (tests/fuzz), then the
 # tools on this kernel, then on Debian 12's 6.1 in a VM: every stage runs

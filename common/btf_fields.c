@@ -123,7 +123,8 @@ static const char *chunk_at(struct chunk *c, __u64 at, __u32 n)
 		return NULL;
 	if (at >= c->start && at + n <= c->start + c->have)
 		return c->buf + (at - c->start);
-	got = pread(c->fd, c->buf, c->len - at < CHUNK ? c->len - at : CHUNK, c->base + at);
+	got = pread(c->fd, c->buf, c->len - at < CHUNK ? c->len - at : CHUNK,
+		    c->base + (off_t)at);	/* at < len, a __u32 of the header */
 	if (got < (ssize_t)n)
 		return NULL;
 	c->start = at;
@@ -188,6 +189,7 @@ static struct name *name_at(const struct btf_file *b, __u32 off)
 
 	if (!filter_has(b->off_filter, off))
 		return NULL;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): by_off holds pointers */
 	hit = bsearch(&k, b->by_off, b->nfound, sizeof(k), off_sort);
 	return hit ? *hit : NULL;
 }
@@ -269,6 +271,7 @@ static int find_strings(struct btf_file *b)
 		too_long = false;
 		at += (__u64)(nul - p) + 1;
 	}
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): by_off holds pointers */
 	b->by_off = malloc((b->nnames + 1) * sizeof(*b->by_off));
 	if (!b->by_off)
 		return -ENOMEM;
@@ -277,6 +280,7 @@ static int find_strings(struct btf_file *b)
 			b->by_off[b->nfound++] = &b->names[i];
 			filter_add(b->off_filter, b->names[i].off);
 		}
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): by_off holds pointers */
 	qsort(b->by_off, b->nfound, sizeof(*b->by_off), off_sort);
 	return 0;
 }

@@ -131,9 +131,8 @@ void diag_load_failure(int err, bool verbose)
 			snprintf(reason, sizeof(reason), "%s", l);
 		if (strstr(l, "BEGIN PROG LOAD LOG"))
 			in_log = false;
-		if (!prog[0] && (p = strstr(l, "prog '")) && strstr(l, "load")) {
-			sscanf(p, "prog '%63[^']'", prog);
-		}
+		if (!prog[0] && (p = strstr(l, "prog '")) && strstr(l, "load"))
+			(void)sscanf(p, "prog '%63[^']'", prog);	/* or prog stays "" */
 	}
 	libbpf_strerror(err, msg, sizeof(msg));
 	if (prog[0] && reason[0])

@@ -54,7 +54,6 @@ struct metrics {
 	size_t nfolded;
 	char *buf;		/* label text being built */
 	size_t len, size;
-	bool oom;
 };
 
 #define NO_DECIMALS 0xffffffffU
@@ -315,7 +314,7 @@ static size_t fold(struct metrics *m, struct family *fam, const struct key_field
 		   uint64_t hash)
 {
 	char *labels = strdup(m->buf);
-	size_t other, i = NO_SERIES;
+	size_t other, i;
 
 	if (!labels)
 		return NO_SERIES;

@@ -31,7 +31,7 @@ const char *unit_abbrev(enum hist_unit unit)
 double unit_scale(enum hist_unit unit)
 {
 	switch (unit) {
-	case UNIT_NSECS: return 1;
+	case UNIT_NSECS:
 	case UNIT_BYTES: return 1;
 	case UNIT_MSECS: return 1e6;
 	default: return 1e3;

@@ -156,7 +156,7 @@ static int select_event(const struct tool *t, int only_kind, struct probe_set *p
 	char why[512] = "", tried[1024] = "", name[128], desc[160];
 	const char *event = t->probes[first].event;
 	const char *kind = only_kind >= 0 ? probe_kind_name((enum probe_kind)only_kind) : "";
-	bool fallback = false, kind_offered = false;
+	bool fallback = false, has_kind = false;
 
 	snprintf(name, sizeof(name), "probe %s", event);
 	for (int i = first; i < t->nprobes; i++) {
@@ -171,7 +171,7 @@ static int select_event(const struct tool *t, int only_kind, struct probe_set *p
 			fallback = true;
 			continue;
 		}
-		kind_offered = true;
+		has_kind = true;
 		if (probe_available(p, why, sizeof(why))) {
 			ps->chosen[i] = true;
 			if (fallback)
@@ -188,7 +188,7 @@ static int select_event(const struct tool *t, int only_kind, struct probe_set *p
 		check_row(name, CHECK_FALLBACK, "skipped: %s", tried);
 		return 0;
 	}
-	if (only_kind >= 0 && !kind_offered) {
+	if (only_kind >= 0 && !has_kind) {
 		check_reason("no %s probe for '%s' (--probe %s); see --check", kind, event, kind);
 		check_row(name, CHECK_MISSING, "%s; no %s probe for it", tried, kind);
 	} else {

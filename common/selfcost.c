@@ -50,7 +50,7 @@ static struct metric_family run_seconds = {
 	.help = "Time this tool's BPF programs ran, while --self-cost had the kernel's stats on",
 	.unit = "seconds", .type = METRIC_COUNTER, .scale = 1e-9,
 };
-static struct metric_family runs = {
+static struct metric_family runs_family = {
 	.help = "Runs of this tool's BPF programs, while --self-cost had the kernel's stats on",
 	.type = METRIC_COUNTER,
 };
@@ -70,7 +70,7 @@ void selfcost_count(int stats_fd, struct bpf_object *obj, struct output *o)
 		snprintf(names[0], sizeof(names[0]), "%s_bpf_run_seconds", o->tool);
 		snprintf(names[1], sizeof(names[1]), "%s_bpf_runs", o->tool);
 		run_seconds.name = names[0];
-		runs.name = names[1];
+		runs_family.name = names[1];
 	}
 	bpf_object__for_each_program(prog, obj) {
 		struct key_field key[1] = { KEY_STRING("program", bpf_program__name(prog)) };
@@ -83,7 +83,7 @@ void selfcost_count(int stats_fd, struct bpf_object *obj, struct output *o)
 			continue;
 		}
 		output_count(o, &run_seconds, key, 1, info.run_time_ns - seen_ns[i]);
-		output_count(o, &runs, key, 1, info.run_cnt - seen_runs[i]);
+		output_count(o, &runs_family, key, 1, info.run_cnt - seen_runs[i]);
 		seen_ns[i] = info.run_time_ns;
 		seen_runs[i++] = info.run_cnt;
 	}

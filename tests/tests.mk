@@ -54,14 +54,15 @@ endif
 -include tests/fuzz/fuzz.mk
 -include tests/vm/vm.mk
 -include tests/lifecycle.mk
+-include tests/lint.mk
 
-# What make test runs, in order: the unit tests, each fuzz target for
-# FUZZ_SECS (60) from its corpus (the regression cases are the corpus's
-# first run), the tools on this kernel, the same bats suite on the
-# sanitized build, then Debian 12's 6.1 in a VM. Every stage runs even
-# when one before it failed (a failed bats test must not hide what 6.1
-# says), and test fails if any stage did.
-TEST_STAGES := unit-test fuzz bats-test san-test vm-test
+# What make test runs, in order: static analysis, the unit tests, each
+# fuzz target for FUZZ_SECS (60) from its corpus (the regression cases
+# are the corpus's first run), the tools on this kernel, the same bats
+# suite on the sanitized build, then Debian 12's 6.1 in a VM. Every stage
+# runs even when one before it failed (a failed bats test must not hide
+# what 6.1 says), and test fails if any stage did.
+TEST_STAGES := lint unit-test fuzz bats-test san-test vm-test
 
 test:
 	$(Q)st=0; for t in $(TEST_STAGES); do \

@@ -103,7 +103,7 @@ static const struct metric_family io_size = {
 	.name = "biolat_io_size_bytes", .unit = "bytes", .type = METRIC_HISTOGRAM,
 	.help = "Block I/O request sizes (--size)", .scale = 1,
 };
-static const struct metric_family evicted = {
+static const struct metric_family evicted_family = {
 	.name = "biolat_evicted", .type = METRIC_COUNTER,
 	.help = "Requests dropped from the in-flight table for newer ones (not counted)",
 };
@@ -491,23 +491,23 @@ static void evicted_count(struct output *out)
 	static __u64 seen;
 	__u64 now = skel->bss->totals.evicted;
 
-	output_count(out, &evicted, NULL, 0, now - seen);
+	output_count(out, &evicted_family, NULL, 0, now - seen);
 	seen = now;
 }
 
 static int report(struct output *out)
 {
-	struct hist_extra x = { .errors = true, .lost = 0, .lost_by_key = opt.by != 0,
-				.per_key = opt.by != 0 };
+	bool per_key = opt.by != 0;
+	struct hist_extra x = { .errors = true, .lost = 0, .lost_by_key = per_key, .per_key = per_key };
 	struct keyed_snapshot snap;
 	struct hist_interval iv;
 	__u64 rest, total = 0;
 	int err;
 
-	err = drain_interval(&drain, &iv, opt.by ? &snap : NULL);
+	err = drain_interval(&drain, &iv, per_key ? &snap : NULL);
 	if (err) {
 		diag_error("cannot read the histograms: %s", strerror(-err));
-		if (opt.by)
+		if (per_key)
 			keyed_snapshot_free(&snap);
 		return err;
 	}
@@ -518,7 +518,7 @@ static int report(struct output *out)
 	/* Requests in flight at attach. */
 	x.unmatched = (long long)iv.unmatched;
 	evicted_count(out);
-	if (!opt.by) {
+	if (!per_key) {
 		x.lost = (long long)(total + rest);
 		output_hist(out, NULL, 0, &iv.hist, &x);
 	} else if (!snap.n && !total) {
@@ -528,7 +528,7 @@ static int report(struct output *out)
 	}
 	/* Keyed, the rest has no histogram: in the run's closing total, and
 	 * in the metrics' lost with no key. */
-	if (opt.by) {
+	if (per_key) {
 		unattributed_total += rest;
 		output_count(out, &out->fam.lost, NULL, 0, rest);
 	}
@@ -539,7 +539,7 @@ static int report(struct output *out)
 	if (rest && !out->json)
 		diag_error("%llu of them in no histogram's lost: their disk was not read, or more than "
 			   "%d disks/flag sets", (unsigned long long)rest, BIOLAT_MAX_KEYS);
-	if (opt.by)
+	if (per_key)
 		keyed_snapshot_free(&snap);
 	return 0;
 }

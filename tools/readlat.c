@@ -426,6 +426,7 @@ static int report_keyed(struct output *out, struct keyed_snapshot *snap, const s
 
 static int report(struct output *out)
 {
+	bool per_key = keyed_mode();
 	struct keyed_snapshot snap;
 	struct hist_interval iv;
 	struct hist_extra x;
@@ -433,20 +434,20 @@ static int report(struct output *out)
 
 	if (opt.mode == READLAT_SLOWER)
 		return 0;
-	err = drain_interval(&drain, &iv, keyed_mode() ? &snap : NULL);
+	err = drain_interval(&drain, &iv, per_key ? &snap : NULL);
 	if (err) {
 		diag_error("cannot read the histograms: %s", strerror(-err));
-		if (keyed_mode())
+		if (per_key)
 			keyed_snapshot_free(&snap);
 		return err;
 	}
 	x = interval_extra(&iv);
 	/* Per key, an idle interval still shows: one empty histogram. */
-	if (keyed_mode() && (snap.n || (opt.by_cache && opt.mode == READLAT_HIST)))
+	if (per_key && (snap.n || (opt.by_cache && opt.mode == READLAT_HIST)))
 		report_keyed(out, &snap, &x);
 	else
 		output_hist(out, NULL, 0, &iv.hist, &x);
-	if (keyed_mode())
+	if (per_key)
 		keyed_snapshot_free(&snap);
 	return 0;
 }

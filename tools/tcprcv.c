@@ -282,7 +282,7 @@ static bool wants(const char *event)
 static void check_rcv_time(void)
 {
 	char why[2][512];
-	int kinds[2] = { PROBE_FENTRY, PROBE_KPROBE };
+	const int kinds[2] = { PROBE_FENTRY, PROBE_KPROBE };
 
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < NPROBES; i++)

@@ -934,6 +934,12 @@ static int load_and_attach(struct session *s)
 		return -1;
 	if (s->rc->self_cost)
 		s->stats_fd = selfcost_start();
+	/* Stopped while loading (the verifier's work cannot be cut short):
+	 * attaching, then detaching, would only put the end off, past the
+	 * second a stop promises. The loop's first look ends the run, its
+	 * report empty. */
+	if (stop_requested)
+		return 0;
 	if ((t->shared & SHARED_FILTERS) && filter_events_attach(s))
 		return -1;
 	return probes_attach(t, &s->probes, s->obj);

@@ -15,3 +15,10 @@ LIFECYCLE_SEED ?=
 .PHONY: lifecycle
 lifecycle: $(BINS)
 	$(Q)LIFECYCLE_SEED=$(LIFECYCLE_SEED) python3 tests/lifecycle.py --cycles $(CYCLES) $(OUTPUT)
+
+# make test's stage: fewer cycles (the 100 of make lifecycle take ~14
+# min on 2 busy cores), every tool, mode and kind of moment all the same.
+TEST_CYCLES ?= 20
+.PHONY: lifecycle-test
+lifecycle-test: $(BINS)
+	$(Q)$(MAKE) --no-print-directory lifecycle CYCLES=$(TEST_CYCLES)

@@ -62,7 +62,7 @@ endif
 # suite on the sanitized build, then Debian 12's 6.1 in a VM. Every stage
 # runs even when one before it failed (a failed bats test must not hide
 # what 6.1 says), and test fails if any stage did.
-TEST_STAGES := lint unit-test fuzz bats-test san-test vm-test
+TEST_STAGES := lint unit-test fuzz bats-test lifecycle-test san-test vm-test
 
 test:
 	$(Q)st=0; for t in $(TEST_STAGES); do \

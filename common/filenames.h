@@ -13,8 +13,10 @@
 #include <linux/types.h>
 #include "kernel_layout.h"
 
-/* Room for the longest label file_name_format() writes. */
-#define FILENAME_LABEL_MAX (FILE_NAME_DEPTH * FILE_NAME_COMP + 32)
+/* Room for the longest label file_name_format() writes: "..." (a path
+ * truncated), then per component "/", its bytes (at most FILE_NAME_COMP,
+ * for one the kernel sent without a NUL) and "..." (cut), and the NUL. */
+#define FILENAME_LABEL_MAX (3 + FILE_NAME_DEPTH * (1 + FILE_NAME_COMP + 3) + 1)
 
 struct filename_entry;
 

@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* heap, exactly its size: ASan sees a read past the record */
 		struct file_name *n = calloc(1, sizeof(*n));
 		size_t take = size < sizeof(*n) ? size : sizeof(*n);
-		char whole[FILENAME_LABEL_MAX];
+		char whole[FILENAME_LABEL_MAX], big[4 * FILENAME_LABEL_MAX];
 		size_t s;
 
 		MUST(n);
@@ -49,8 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(buf, 'x', len);
 		file_name_format(n, buf, len);
 		MUST(memchr(buf, '\0', len));
+		/* the whole label fits FILENAME_LABEL_MAX: nothing is cut */
+		file_name_format(n, big, sizeof(big));
+		MUST(strlen(big) < FILENAME_LABEL_MAX);
 		file_name_format(n, whole, sizeof(whole));
-		MUST(memchr(whole, '\0', sizeof(whole)));
+		MUST(!strcmp(whole, big));
 		MUST(!strncmp(buf, whole, len - 1));	/* a short buffer holds its start */
 
 		MUST(filenames_add(&table, n) == 0);

@@ -877,12 +877,20 @@ static long fds_open(void)
 }
 
 /* A run holds a descriptor for every map, and for every program its own,
- * its link's and (a tracepoint's) perf event's, besides a few of its own
+ * its link's and (a tracepoint's or a kprobe's) perf event's, besides a few of its own
  * and libbpf's while it loads. Under RLIMIT_NOFILE that leaves less
  * room, the soft limit is raised to the hard one; if even that is short,
  * one line says so now: at EMFILE, libbpf's feature probes fail and it
  * blames the kernel ("map ... wasn't created", a verifier log). */
 #define FDS_SLACK 6
+
+/* A tracepoint or a kprobe attaches through a perf event of its own. */
+static bool perf_attached(const struct bpf_program *p)
+{
+	enum bpf_prog_type type = bpf_program__type(p);
+
+	return type == BPF_PROG_TYPE_TRACEPOINT || type == BPF_PROG_TYPE_KPROBE;
+}
 
 static int fds_room(struct bpf_object *obj)
 {
@@ -895,7 +903,7 @@ static int fds_room(struct bpf_object *obj)
 		need += bpf_map__autocreate(m);
 	bpf_object__for_each_program(p, obj)
 		if (bpf_program__autoload(p))
-			need += bpf_program__type(p) == BPF_PROG_TYPE_TRACEPOINT ? 3 : 2;
+			need += perf_attached(p) ? 3 : 2;
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
 	    (rlim_t)(open + need) <= rl.rlim_cur)
 		return 0;

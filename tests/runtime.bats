@@ -131,18 +131,24 @@ lines_at_least() { [ "$(wc -l < "$T/out")" -ge "$1" ]; }
 # blocked_in_write PID: PID is in a write to a pipe that is full.
 blocked_in_write() { [[ "$(cat "/proc/$1/wchan" 2>/dev/null)" == *pipe_write* ]]; }
 
-@test "a stop while a report is blocked on a pipe nobody reads ends every tool within 1 s, saying so" {
+# stop_blocked MAX_MS ACTIVITY CMD...: each CMD (a tool and its options)
+# writes into a pipe whose reader never reads; once it blocks in that
+# write (ACTIVITY, a command, makes what it traces meanwhile), SIGINT must
+# end it within MAX_MS with exit 1 and the line that says the last report
+# was not written.
+stop_blocked() {
+	local max_ms=$1 activity=$2 cmd pid i t0 ms status
+	shift 2
 	mkfifo "$T/fifo"
 	exec 8<>"$T/fifo"	# a reader that never reads: the pipe fills up
-	for cmd in "readlat -F 0.001" "opensnoop -C 0.001" "biolat 0.001" "tcprcv 0.001"; do
+	for cmd in "$@"; do
 		# shellcheck disable=SC2086
 		"$BUILD/"$cmd > "$T/fifo" 2> "$T/err" &
 		pid=$!
 		watchdog "$pid"
-		# opensnoop -C prints a table only of opens: make some
 		for ((i = 0; i < WAIT_SECS * 10; i++)); do
 			blocked_in_write "$pid" && break
-			cat /dev/null; sleep 0.1
+			$activity; sleep 0.1
 		done
 		blocked_in_write "$pid"
 		kill -INT "$pid"
@@ -152,7 +158,7 @@ blocked_in_write() { [[ "$(cat "/proc/$1/wchan" 2>/dev/null)" == *pipe_write* ]]
 		ms=$((($(date +%s%N) - t0) / 1000000))
 		echo "$cmd: exit $status after $ms ms: $(tail -n1 "$T/err")"
 		[ "$status" -eq 1 ]
-		[ "$ms" -lt 1500 ]
+		[ "$ms" -lt "$max_ms" ]
 		grep -qx "${cmd%% *}: stopped while the output was blocked (nothing read it): the last report was not written" "$T/err"
 		# empty the pipe for the next tool
 		timeout 2 dd if="$T/fifo" of=/dev/null bs=64k iflag=nonblock 2>/dev/null || true
@@ -160,34 +166,19 @@ blocked_in_write() { [[ "$(cat "/proc/$1/wchan" 2>/dev/null)" == *pipe_write* ]]
 	exec 8>&-
 }
 
+# opensnoop -C prints a table only of opens: make some
+some_opens() { cat /dev/null; }
+# events are printed as they come: opens and reads
+opens_and_reads() { local j; for j in {1..20}; do cat /etc/hostname > /dev/null; done; }
+
+@test "a stop while a report is blocked on a pipe nobody reads ends every tool within 1 s, saying so" {
+	stop_blocked 1500 some_opens "readlat -F 0.001" "opensnoop -C 0.001" "biolat 0.001" "tcprcv 0.001"
+}
+
 @test "a stop while streamed events are blocked on a pipe nobody reads ends the tool within 1 s, saying so" {
 	# Events are written as they come, outside any report: a stop must
 	# end a write of them blocked on a full pipe all the same.
-	mkfifo "$T/fifo"
-	exec 8<>"$T/fifo"	# a reader that never reads: the pipe fills up
-	for cmd in "opensnoop" "readlat --slower 0" "opensnoop -j"; do
-		# shellcheck disable=SC2086
-		"$BUILD/"$cmd > "$T/fifo" 2> "$T/err" &
-		pid=$!
-		watchdog "$pid"
-		for ((i = 0; i < WAIT_SECS * 10; i++)); do
-			blocked_in_write "$pid" && break
-			for j in {1..20}; do cat /etc/hostname > /dev/null; done	# opens and reads
-			sleep 0.1
-		done
-		blocked_in_write "$pid"
-		kill -INT "$pid"
-		t0=$(date +%s%N)
-		status=0
-		WAIT_SECS=2 wait_exit "$pid" || status=$?
-		ms=$((($(date +%s%N) - t0) / 1000000))
-		echo "$cmd: exit $status after $ms ms: $(tail -n1 "$T/err")"
-		[ "$status" -eq 1 ]
-		[ "$ms" -lt 1000 ]
-		grep -qx "${cmd%% *}: stopped while the output was blocked (nothing read it): the last report was not written" "$T/err"
-		timeout 2 dd if="$T/fifo" of=/dev/null bs=64k iflag=nonblock 2>/dev/null || true
-	done
-	exec 8>&-
+	stop_blocked 1000 opens_and_reads "opensnoop" "readlat --slower 0" "opensnoop -j"
 }
 
 @test "a stop that comes in a report, not blocked, at an interval over 1 s: the final report at once, exit 0" {

@@ -58,6 +58,9 @@ import tempfile
 import threading
 import time
 
+# /proc/PID/stat's state and /proc/PID/wchan, as startup_stop.py reads them
+from startup_stop import state as proc_state, wchan
+
 STOP_SECS = float(os.environ.get("STOP_SECS", "1"))
 GONE_SECS = 2.0
 WAIT_SECS = float(os.environ.get("WAIT_SECS", "15"))	# bound on any wait for output
@@ -215,22 +218,6 @@ def proc_field(pid, name):
     except OSError:
         pass
     return None
-
-
-def proc_state(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return ""
-
-
-def wchan(pid):
-    try:
-        with open(f"/proc/{pid}/wchan") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
 
 
 def syscall_nr(pid):

@@ -518,7 +518,8 @@ static __u32 resolve(struct btf_file *b, __u32 id, struct btf_type *t, bool dere
 
 /* A member found: where it is, its type, its width if a bitfield. */
 struct member {
-	__u32 bits;		/* bit offset in the struct searched */
+	__u64 bits;		/* bit offset in the struct searched (a hostile
+				 * file's nesting may sum past 32 bits) */
 	__u32 type;
 	__u32 bitfield;		/* bits; 0: not a bitfield (or an old-style one) */
 };
@@ -581,8 +582,9 @@ static int find_member(struct btf_file *b, __u32 id, __u32 name, __u32 *path, in
  * start of @id, its type and width. */
 static int path_member(struct btf_file *b, __u32 id, const char *path, struct member *out)
 {
-	__u32 total = 0, on_path[MAX_NESTING + 1];
+	__u32 on_path[MAX_NESTING + 1];
 	const struct name *nm;
+	__u64 total = 0;
 	int err;
 
 	for (size_t len; *path; path += len + (path[len] == '.')) {
@@ -757,13 +759,14 @@ static int struct_size(struct btf_file *b, __u32 id, __u32 *out)
 	return 0;
 }
 
-/* The answer to want @i; -ENOENT if this BTF has none, a mismatch
- * (described in @why, if given) if it has another size or sign. */
-static int answer(struct btf_file *b, size_t i, __u32 *out, char *why, size_t len)
+static void want_name(const struct btf_want *w, char *buf, size_t len);
+
+/* The answer to want @i as this BTF has it, 64 bits wide. */
+static int raw_answer(struct btf_file *b, size_t i, __u64 *out, char *why, size_t len)
 {
 	const struct btf_want *w = &b->w[i];
 	const struct name *type = w->type ? name_find(b, w->type, strlen(w->type)) : NULL;
-	__u32 struct_id = type ? type->struct_id : 0;
+	__u32 struct_id = type ? type->struct_id : 0, v = 0;
 	struct member m = { 0 };
 	int err;
 
@@ -779,11 +782,39 @@ static int answer(struct btf_file *b, size_t i, __u32 *out, char *why, size_t le
 		*out = b->enums[i].value;
 		return b->enums[i].found ? 0 : -ENOENT;
 	case BTF_WANT_PARAMS:
-		return params(b, type ? type->typedef_id : 0, out);
+		err = params(b, type ? type->typedef_id : 0, &v);
+		break;
 	case BTF_WANT_SIZE:
-		return struct_size(b, struct_id, out);
+		err = struct_size(b, struct_id, &v);
+		break;
+	default:
+		return -EINVAL;
 	}
-	return -EINVAL;
+	*out = v;
+	return err;
+}
+
+/* The answer to want @i; -ENOENT if this BTF has none, a mismatch
+ * (described in @why, if given) if it has another size or sign, or a
+ * value that a __u32 answer cannot hold apart from BTF_FIELD_NONE (an
+ * enumerator of -1, an offset past 4 GiB): read as a value, it would be
+ * taken for "none"; the BPF programs could not use it. */
+static int answer(struct btf_file *b, size_t i, __u32 *out, char *why, size_t len)
+{
+	char name[160];
+	__u64 v = 0;
+	int err = raw_answer(b, i, &v, why, len);
+
+	if (!err && v >= BTF_FIELD_NONE) {
+		if (why) {
+			want_name(&b->w[i], name, sizeof(name));
+			snprintf(why, len, "%s is %#llx in this BTF: a value the tools cannot "
+				 "tell from none", name, (unsigned long long)v);
+		}
+		err = -BTF_FIELDS_MISMATCH;
+	}
+	*out = (__u32)v;
+	return err;
 }
 
 /* "task_struct.comm", "REQ_OP_WRITE", "btf_trace_block_rq_issue". */

@@ -99,7 +99,9 @@ struct btf_want {
 #define BTF_SIZE(o, f, type)							\
 	BTF_WANT(BTF_WANT_SIZE, type, NULL, o, f, false, BTF_NOREAD)
 
-/* A member found with another size or sign than its want reads. */
+/* A member found with another size or sign than its want reads, or an
+ * answer a __u32 cannot hold apart from BTF_FIELD_NONE (an enumerator of
+ * -1: read, it would be taken for a want the kernel lacks). */
 #define BTF_FIELDS_MISMATCH EPROTO
 /* A file that nests its structs in a loop, or so deep or wide that
  * reading it would take more than a bounded amount of work. */
@@ -111,7 +113,8 @@ struct btf_want {
  * pread() only), or the running kernel's when @btf_fd < 0. Returns 0, or
  * a negative errno: -BTF_FIELDS_TOO_COMPLEX for a hostile file (nothing
  * is filled in); -BTF_FIELDS_MISMATCH when a member (required or
- * optional) has another size or sign than its want reads; -ENOENT when a
+ * optional) has another size or sign than its want reads, or an answer
+ * that would read as BTF_FIELD_NONE; -ENOENT when a
  * required want is missing or there is no BTF. On the last two every
  * field is filled all the same, the mismatched and missing ones with
  * BTF_FIELD_NONE, so the caller can name them and still use the rest.

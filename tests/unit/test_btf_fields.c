@@ -678,6 +678,56 @@ static void test_size_and_sign(void **state)
 	CHECKS_END();
 }
 
+struct nones {
+	__u32 op, any, bits, size, ok;
+};
+#define N(kind, type, path, f, ...) BTF_WANT(kind, type, path, struct nones, f, false, __VA_ARGS__)
+static const struct btf_want none_wants[] = {
+	N(BTF_WANT_ENUM, "req_op", "REQ_OP_WRITE", op, BTF_NOREAD),	/* -1 here */
+	BTF_WANT(BTF_WANT_ENUM, NULL, "REQ_OP_READ", struct nones, any, true,
+		 BTF_NOREAD),					/* optional: the same */
+	N(BTF_WANT_BIT_OFFSET, "request", "flag", bits, BTF_NOREAD),	/* past 2^32 */
+	N(BTF_WANT_SIZE, "huge", NULL, size, BTF_NOREAD),		/* 0xffffffff */
+	N(BTF_WANT_ENUM, "req_op", "REQ_OP_FLUSH", ok, BTF_NOREAD),	/* 0xfffffffe */
+};
+
+/* An answer a __u32 holds only as BTF_FIELD_NONE would read as "the
+ * kernel lacks it", required or not: a mismatch, never a 0 (found by
+ * fuzz_btf_fields: a required enumerator of -1 answered with 0). */
+static void test_answer_of_none(void **state)
+{
+	struct btf *btf = btf__new_empty();
+	int u32, op, inner, req, huge, fd;
+	struct nones out;
+
+	(void)state;
+	assert_non_null(btf);
+	u32 = btf__add_int(btf, "unsigned int", 4, 0);
+	op = btf__add_enum(btf, "req_op", 4);
+	assert_true(u32 > 0 && op > 0);
+	assert_int_equal(btf__add_enum_value(btf, "REQ_OP_READ", -1), 0);
+	assert_int_equal(btf__add_enum_value(btf, "REQ_OP_WRITE", -1), 0);
+	assert_int_equal(btf__add_enum_value(btf, "REQ_OP_FLUSH", -2), 0);
+	inner = btf__add_struct(btf, NULL, 8);
+	assert_true(inner > 0 && btf__add_field(btf, "flag", u32, 0x80, 0) == 0);
+	req = btf__add_struct(btf, "request", 16);
+	assert_true(req > 0 && btf__add_field(btf, NULL, inner, 0xffffffc0, 0) == 0);
+	huge = btf__add_struct(btf, "huge", 0xffffffff);
+	assert_true(huge > 0 && btf__add_field(btf, "x", u32, 0, 0) == 0);
+	fd = btf_fd(btf);
+	memset(&out, 0xab, sizeof(out));
+	assert_int_equal(btf_fields_load(none_wants, ARRAY_SIZE(none_wants), &out, fd),
+			 -BTF_FIELDS_MISMATCH);
+	CHECK(out.op == BTF_FIELD_NONE && out.any == BTF_FIELD_NONE &&
+	      out.bits == BTF_FIELD_NONE && out.size == BTF_FIELD_NONE,
+	      "answers of none: %#x %#x %#x %#x", out.op, out.any, out.bits, out.size);
+	CHECK(out.ok == 0xfffffffe, "REQ_OP_FLUSH: %#x", out.ok);
+	CHECK(!strcmp(btf_fields_error(), "req_op.REQ_OP_WRITE is 0xffffffff in this BTF: a value "
+		      "the tools cannot tell from none"), "error: %s", btf_fields_error());
+	close(fd);
+	CHECKS_END();
+}
+
 /* A type section that ends near 4 GiB (sparse): the last struct's
  * members end past it. With 32-bit offsets the pass wrapped to the start
  * and went round for ever; it must end, and find nothing. */
@@ -769,6 +819,7 @@ int main(void)
 		cmocka_unit_test(test_work_budget),
 		cmocka_unit_test(test_tries_spend_their_own_budget),
 		cmocka_unit_test(test_size_and_sign),
+		cmocka_unit_test(test_answer_of_none),
 		cmocka_unit_test(test_near_4gib),
 		cmocka_unit_test(test_too_many_types),
 		cmocka_unit_test(test_layout_reads_stated),

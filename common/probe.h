@@ -4,6 +4,7 @@
 #define COMMON_PROBE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include "tool.h"
 
 #define MAX_PROBES 32
@@ -40,7 +41,12 @@ struct bpf_link *probe_attach(struct bpf_object *obj, const char *prog, enum pro
 bool probe_task_storage(void);
 /* Attach the chosen probes, in the reverse order of the tool's list. */
 int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object *obj);
-void probes_detach(const struct tool *t, struct probe_set *ps);
+/* Every link of @ps and the @n of @more (the runtime's own) destroyed at
+ * once (links_destroy()). */
+void probes_detach(const struct tool *t, struct probe_set *ps, struct bpf_link **more, size_t n);
+/* @n links destroyed at once, in threads of their own; each set NULL. */
+#define LINKS_MAX (MAX_PROBES + 8)
+void links_destroy(struct bpf_link **links, size_t n);
 /* @prog's kernel info (run counts, recursion misses) into @info: 0, or
  * -1 if it is not loaded or the kernel refuses. */
 int prog_info(const struct bpf_program *prog, struct bpf_prog_info *info);

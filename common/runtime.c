@@ -967,9 +967,7 @@ static void banner(struct session *s)
 
 static void cleanup(struct session *s)
 {
-	probes_detach(s->tool, &s->probes);
-	for (size_t i = 0; i < FILTER_EVENTS; i++)
-		bpf_link__destroy(s->filter_links[i]);
+	probes_detach(s->tool, &s->probes, s->filter_links, FILTER_EVENTS);
 	if (s->tool->close)
 		s->tool->close();
 	textfile_close(&s->textfile, s->rc->textfile_keep);

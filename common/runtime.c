@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -452,64 +452,105 @@ static __u64 after(double seconds)
  * by the default action of SIGALRM this long after. */
 #define STARTUP_STOP_SECS 1
 
-static volatile sig_atomic_t starting = 1, reporting, stops;
+static volatile sig_atomic_t starting = 1, stops;
 
-/* The reports' stream: stdout, through a write that gives the output up
- * once a stop has interrupted one of its writes (a write to a pipe that
- * blocks, full, and is interrupted; or a partial write, which a blocking
- * pipe makes only when a signal interrupts it). The report was not
- * written; the rest of it, the final report and exit's flush then fail at
- * once instead of blocking on that pipe again until the alarm. */
-static int output_given_up;	/* EINTR once given up */
-static struct timespec stop_time;	/* of the first write after a stop */
+/* After a stop, the final report is written for as long as the tool gets
+ * on with it: a tick every STOP_TICK_MS interrupts whatever write blocks
+ * (the handler has no SA_RESTART) and looks for progress, a write that
+ * went out or CPU used. When there has been none for STOP_WRITE_MS, the
+ * output is given up (nobody reads it: a reader that stopped, a pty on
+ * hold): the write in hand fails with EINTR, and so do all after it, the
+ * rest of the report, the final one and exit's flush; STOP_STUCK_MS
+ * later, still none, the tool is stuck elsewhere and SIGALRM's default
+ * action ends it. A slow reader that still reads gets the whole report;
+ * a second stop gives it up at once. */
+#define STOP_TICK_MS 100
+#define STOP_WRITE_MS 300
+#define STOP_STUCK_MS 500
+/* CPU a tick must see used to count it as work (not the tick's own). */
+#define STOP_TICK_CPU_NS 1000000LL
+static volatile sig_atomic_t output_given_up;	/* EINTR once given up */
+static volatile sig_atomic_t writes_out;	/* writes that went out, counted */
 
-/* After a stop, output that nobody reads may hold the tool this long in
- * all, from its first write on (the rest of a report and the final one
- * together): then it is given up too, and the tool ends within 1 s. */
-#define STOP_WRITE_MS 500
-
-/* After a stop: wait for room on stdout until STOP_WRITE_MS after the
- * first such write, and write what a pipe takes at once (PIPE_BUF), so
- * that no write blocks. */
-static size_t write_after_stop(size_t n)
+static long long cpu_ns(void)
 {
-	struct timespec now;
-	struct pollfd pfd = { .fd = STDOUT_FILENO, .events = POLLOUT };
-	long long left;
+	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (!stop_time.tv_sec && !stop_time.tv_nsec)
-		stop_time = now;
-	left = (stop_time.tv_sec - now.tv_sec) * 1000LL + (stop_time.tv_nsec - now.tv_nsec) / 1000000 +
-	       STOP_WRITE_MS;
-	if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 || !(pfd.revents & POLLOUT)) {
-		if (!(pfd.revents & (POLLERR | POLLHUP))) {
-			output_given_up = EINTR;
-			return 0;
-		}
-	}
-	return n < PIPE_BUF ? n : PIPE_BUF;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* What the last tick saw (or the stop, for the first). */
+static sig_atomic_t writes_seen;
+static long long cpu_seen;
+static int idle_ms;
+
+static void on_stop_tick(int sig)
+{
+	long long cpu = cpu_ns();
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	(void)sig;
+	if (writes_out != writes_seen || cpu - cpu_seen >= STOP_TICK_CPU_NS)
+		idle_ms = 0;
+	else
+		idle_ms += STOP_TICK_MS;
+	writes_seen = writes_out;
+	cpu_seen = cpu;
+	if (idle_ms >= STOP_WRITE_MS)
+		output_given_up = EINTR;
+	if (idle_ms >= STOP_WRITE_MS + STOP_STUCK_MS) {
+		sigemptyset(&dfl.sa_mask);
+		sigaction(SIGALRM, &dfl, NULL);
+		(void)raise(SIGALRM);	/* delivered as this handler returns */
+	}
+}
+
+/* The ticks, from a stop taken after start-up on (async-signal-safe). */
+static void stop_watchdog(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_tick };
+	const struct itimerval tick = {
+		.it_interval = { 0, STOP_TICK_MS * 1000 }, .it_value = { 0, STOP_TICK_MS * 1000 },
+	};
+	static volatile sig_atomic_t armed;
+
+	if (armed)
+		return;
+	armed = 1;
+	writes_seen = writes_out;
+	cpu_seen = cpu_ns();
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &tick, NULL);
+}
+
+/* Reported: what is left (detaching) cannot hang, and must not be ended
+ * by a tick on a loaded machine. */
+static void stop_watchdog_off(void)
+{
+	const struct itimerval off = { 0 };
+
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_IGN);
+}
+
+/* The reports' stream: stdout, through a write that goes on after a
+ * stop's ticks interrupt it, until the output is given up. */
 static ssize_t report_write(void *cookie, const char *buf, size_t n)
 {
 	size_t done = 0;
 
 	(void)cookie;
 	while (done < n && !output_given_up) {
-		sig_atomic_t before = stops;
-		size_t chunk = stop_requested ? write_after_stop(n - done) : n - done;
-		ssize_t w;
+		ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
 
-		if (!chunk)
-			break;
-		w = write(STDOUT_FILENO, buf + done, chunk);
-		if (w > 0)
+		if (w > 0) {
 			done += (size_t)w;
-		if (stops != before && (w < 0 ? errno == EINTR : (size_t)w < chunk))
-			output_given_up = EINTR;
-		else if (w <= 0)
-			return (ssize_t)done;	/* short: the stream's error flag */
+			writes_out++;
+		} else if (w == 0 || errno != EINTR) {
+			break;		/* short: the stream's error flag */
+		}
 	}
 	return (ssize_t)done;
 }
@@ -527,17 +568,22 @@ static FILE *report_stream(void)
 	return f;
 }
 
-/* During start-up, and during a report (whose write may block on a pipe
- * nobody reads), a stop interrupts what blocks; the alarm ends the tool
- * if something blocks again before the report is out (run_trace()
- * clears it once the final report is written). */
+/* During start-up a stop interrupts what blocks, and is taken at the
+ * next step; the alarm ends the tool if something blocks again before
+ * the loop (a write to a full stderr, an open of a FIFO). After it, a
+ * stop starts the watchdog over the final report; a second one gives
+ * the output up. */
 static void on_stop_signal(int sig)
 {
 	stop_requested = sig;
 	stops++;
-	if (starting || reporting) {
+	if (starting) {
 		diag_log_off();
 		alarm(STARTUP_STOP_SECS);
+	} else {
+		if (stops > 1)
+			output_given_up = EINTR;
+		stop_watchdog();
 	}
 }
 
@@ -579,10 +625,11 @@ static int setup_loop(struct session *s)
 	stop_signals(&set);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	starting = 0;
-	/* A stop during start-up is taken by the loop's first look, with
-	 * the alarm still set: a final report stuck on a full pipe ends too. */
-	if (!stop_requested)
-		alarm(0);
+	/* A stop during start-up is taken by the loop's first look, its
+	 * final report under the watchdog. */
+	alarm(0);
+	if (stop_requested)
+		stop_watchdog();
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -655,25 +702,27 @@ static void stop_pending(void)
 
 	stop_signals(&set);
 	sig = sigtimedwait(&set, NULL, &zero);
-	if (sig > 0)
+	if (sig > 0) {
 		stop_requested = sig;
+		stops++;
+		stop_watchdog();
+	}
 }
 
 /* @fn(@s) with the stop signals let in (see on_stop_signal): a write of
- * its output that blocks on a full pipe is interrupted by a stop (it fails
- * with EINTR, the output is given up) instead of holding the stop until
- * the reader reads. A stop taken here is seen by the loop's next look. */
+ * its output that blocks on a full pipe is interrupted by a stop, and goes
+ * on under the watchdog (given up if nothing reads it) instead of holding
+ * the stop until the reader reads. A stop taken here is seen by the
+ * loop's next look. */
 static bool with_stops_let_in(struct session *s, bool (*fn)(struct session *))
 {
 	sigset_t set;
 	bool ok;
 
 	stop_signals(&set);
-	reporting = 1;
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	ok = fn(s);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	reporting = 0;
 	/* The write a stop interrupted is the cause, whatever errno the
 	 * flush after it found (output_flush() says EIO when it has none). */
 	if (output_given_up && (!s->out.err || s->out.err == EIO))
@@ -1031,9 +1080,7 @@ static int run_trace(struct session *s)
 	report_skipped_runs(s);
 	if (s->rc->self_cost)
 		selfcost_report(s->stats_fd, s->obj);
-	/* Reported: what is left (detaching) cannot hang, and must not end
-	 * by the start-up stop's SIGALRM on a loaded machine. */
-	alarm(0);
+	stop_watchdog_off();
 	code = output_ended(&s->out) || s->failed ? EXIT_RUNTIME : 0;
 out:
 	cleanup(s);

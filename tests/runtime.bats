@@ -181,6 +181,88 @@ opens_and_reads() { local j; for j in {1..20}; do cat /etc/hostname > /dev/null;
 	stop_blocked 1000 opens_and_reads "opensnoop" "readlat --slower 0" "opensnoop -j"
 }
 
+# slow_reader FIFO OUT BYTES: read FIFO into OUT, BYTES every 10 ms (a
+# reader ~6x slower than the tool writes a report), until its end.
+slow_reader() {
+	python3 -c 'import sys, time
+out = open(sys.argv[2], "wb")
+with open(sys.argv[1], "rb", buffering=0) as f:
+    while True:
+        b = f.read(int(sys.argv[3]))
+        if not b:
+            break
+        out.write(b)
+        time.sleep(0.01)' "$@"
+}
+
+@test "a stop with a slow reader still reading: the whole final report, exit 0" {
+	# readlat -P's final report of ~300 processes is ~120 KB, twice
+	# what the pipe holds: its writes block on and off for a second.
+	mkfifo "$T/fifo"
+	slow_reader "$T/fifo" "$T/out" 1024 &
+	local reader=$! i
+	"$BUILD/readlat" -P -j > "$T/fifo" 2> "$T/err" &
+	TOOL_JOB=$!
+	watchdog "$TOOL_JOB"
+	wait_for "$T/err" 'Hit Ctrl-C to end'
+	for i in {1..300}; do cat /etc/hostname > /dev/null; done
+	stop_tool INT
+	wait_exit "$reader"
+	cat "$T/err"
+	[ "$TOOL_STATUS" -eq 0 ]
+	refute grep -q "nothing read it" "$T/err"
+	# every line whole (a report given up ends in a cut one), >= 300 processes
+	jq -e -s 'length >= 300' "$T/out"
+	[ "$(stat -c %s "$T/out")" -gt 100000 ]
+}
+
+@test "a second stop while the final report goes to a slow reader gives the output up at once" {
+	mkfifo "$T/fifo"
+	slow_reader "$T/fifo" "$T/out" 256 &
+	local reader=$! i t0 ms
+	"$BUILD/readlat" -P -j > "$T/fifo" 2> "$T/err" &
+	TOOL_JOB=$!
+	watchdog "$TOOL_JOB"
+	wait_for "$T/err" 'Hit Ctrl-C to end'
+	for i in {1..300}; do cat /etc/hostname > /dev/null; done
+	kill -INT "$TOOL_JOB"
+	retry blocked_in_write "$TOOL_JOB"	# in its final report, ~5 s of it
+	t0=$(date +%s%N)
+	stop_tool INT
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	wait_exit "$reader"
+	echo "exit $TOOL_STATUS after $ms ms"; cat "$T/err"
+	[ "$TOOL_STATUS" -eq 1 ]
+	[ "$ms" -lt 1000 ]
+	grep -q "nothing read it" "$T/err"
+}
+
+@test "a stop with the output on a terminal nobody reads ends the tool within 1 s, saying so" {
+	# A pty's writer blocks with room left for less than what it writes;
+	# the final report (a stop taken in the loop's wait) is given up.
+	python3 -c 'import os, pty, signal, subprocess, sys, time
+m, s = pty.openpty()
+p = subprocess.Popen(sys.argv[2:], stdout=s, stderr=open(sys.argv[1], "w"))
+os.close(s)
+deadline = time.time() + 15
+while "Hit Ctrl-C" not in open(sys.argv[1]).read() and time.time() < deadline:
+    time.sleep(0.05)
+for i in range(300):
+    subprocess.run(["cat", "/etc/hostname"], stdout=subprocess.DEVNULL)
+t0 = time.time()
+p.send_signal(signal.SIGINT)
+try:
+    st = p.wait(timeout=5)
+except subprocess.TimeoutExpired:
+    p.kill(); st = "stuck"
+print("exit", st, "after", int((time.time() - t0) * 1000), "ms")' "$T/err" "$BUILD/readlat" -P > "$T/result"
+	cat "$T/result" "$T/err"
+	read -r _ status _ ms _ < "$T/result"
+	[ "$status" = 1 ]
+	[ "$ms" -lt 1000 ]
+	grep -qx "readlat: stopped while the output was blocked (nothing read it): the last report was not written" "$T/err"
+}
+
 @test "a stop that comes in a report, not blocked, at an interval over 1 s: the final report at once, exit 0" {
 	# Caught by SIGSTOP where its stop signals are let in and it is not
 	# waiting (tests/lifecycle.py's inreport moment); the handler takes

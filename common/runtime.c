@@ -1162,6 +1162,9 @@ int tool_run(const struct tool *t, int argc, char **argv)
 	 * take its number and the report would be written into it. */
 	if (keep_std_fds_open())
 		return EXIT_RUNTIME;
+	/* Unbuffered, an escaped message went out a byte per write(2): a
+	 * line torn among those of other processes on the same stderr. */
+	setvbuf(stderr, NULL, _IOLBF, 0);
 	diag_set_tool(cli_display_name(t, argc ? argv[0] : NULL));
 	switch (cli_parse(t, argc, argv, &rc)) {
 	case CLI_EXIT_OK:	/* --help, --version */

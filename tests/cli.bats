@@ -91,3 +91,16 @@ help_line() {
 	EOF_CASES
 	usage_errors tcprcv <<<"-m|-m and --ns go with -L and --rcv-time"
 }
+
+@test "an error naming hostile input is one write(2) of one line, in every tool (strace)" {
+	command -v strace >/dev/null || skip "no strace"
+	for tool in readlat opensnoop tcprcv biolat; do
+		run under_ptrace timeout 30 strace -qq -s 256 -o "$T/strace" -e trace=write \
+			"$BUILD/$tool" -p $'1\nx\x01'
+		[ "$status" -eq 2 ]
+		run grep -c '^write(2,' "$T/strace"
+		echo "$tool: $(cat "$T/strace")"
+		[ "$output" -eq 1 ]
+		grep -qF "write(2, \"$tool: invalid PID '1\\\\nx\\\\x01': expected a positive integer\\n\"" "$T/strace"
+	done
+}

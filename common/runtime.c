@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 #include "diag.h"
 #include "drain.h"
+#include "events.h"
 #include "kernel_layout.h"
 #include "probe.h"
 #include "selfcost.h"
@@ -732,7 +733,7 @@ static bool with_stops_let_in(struct session *s, bool (*fn)(struct session *))
 
 static bool consume_and_flush(struct session *s)
 {
-	ring_buffer__consume(events(s));
+	events_consume(events(s));
 	return output_flush(&s->out) == 0;
 }
 
@@ -853,7 +854,7 @@ static bool report_unmasked(struct session *s)
 	FILE *note = s->out.format == OUTPUT_OPENMETRICS ? stderr : s->out.f;
 
 	if (events(s))
-		ring_buffer__consume(events(s));
+		events_consume(events(s));
 	/* -T heads each report; a stream of events has a time on every line. */
 	if (streaming(s))
 		output_now(&s->out);

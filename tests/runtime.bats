@@ -216,6 +216,52 @@ with open(sys.argv[1], "rb", buffering=0) as f:
 	[ "$(stat -c %s "$T/out")" -gt 100000 ]
 }
 
+# flood SECS: two processes opening and reading a file in a loop for SECS
+# (or until killed): events far faster than a slow reader takes them.
+flood() {
+	local i
+	for i in 1 2; do
+		python3 -c 'import os, sys, time
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    fd = os.open("/etc/hostname", os.O_RDONLY)
+    os.read(fd, 64)
+    os.close(fd)' "$1" &
+		JOBS+=($!)
+		FLOOD+=($!)
+	done
+}
+
+# bigger_than FILE BYTES
+bigger_than() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt "$2" ]; }
+
+@test "events coming faster than a slow reader takes them: a stop still ends opensnoop and readlat --slower" {
+	# ring_buffer__consume() returns only when the ring is empty: with
+	# the floods it never was, and the stop waited for them to end (30 s).
+	local tool reader t0 ms
+	for tool in opensnoop "readlat --slower=0"; do
+		rm -f "$T/fifo" "$T/out" "$T/err"; mkfifo "$T/fifo"
+		slow_reader "$T/fifo" "$T/out" 4096 &
+		reader=$!
+		$BUILD/$tool > "$T/fifo" 2> "$T/err" &
+		TOOL_JOB=$!
+		watchdog "$TOOL_JOB"
+		wait_for "$T/err" 'Hit Ctrl-C to end'
+		FLOOD=()
+		flood 30
+		retry bigger_than "$T/out" 200000
+		t0=$(date +%s%N)
+		stop_tool INT
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		kill "${FLOOD[@]}" 2>/dev/null || true
+		wait_exit "$reader"
+		echo "$tool: exit $TOOL_STATUS after $ms ms"; tail -n 2 "$T/err"
+		[ "$TOOL_STATUS" -eq 0 ]
+		[ "$ms" -lt 5000 ]
+		grep -q 'lost' "$T/err"
+	done
+}
+
 @test "a second stop while the final report goes to a slow reader gives the output up at once" {
 	mkfifo "$T/fifo"
 	slow_reader "$T/fifo" "$T/out" 256 &

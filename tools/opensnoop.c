@@ -11,6 +11,7 @@
 #include "diag.h"
 #include "drain.h"
 #include "escape.h"
+#include "events.h"
 #include "filenames.h"
 #include "keyed.h"
 #include "probe.h"
@@ -474,7 +475,7 @@ static int loaded(const struct run_config *rc, struct output *out)
 	events_out = out;
 	if (opt.mode != OPENSNOOP_EVENTS)
 		return setup_intervals();
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
+	rb = events_open(skel->maps.events, on_event);
 	if (!rb) {
 		diag_error("cannot open the ring buffer: %s", strerror(errno));
 		return -1;
@@ -681,7 +682,7 @@ static void finish(struct output *out)
 
 	if (opt.mode != OPENSNOOP_EVENTS)
 		return;
-	ring_buffer__consume(rb);
+	events_consume(rb);
 	if (!out->json) {
 		fprintf(stderr, "%llu opens traced; %llu lost (ring buffer full: try a larger -b); "
 			"%llu paths unreadable; %llu truncated",
@@ -707,7 +708,7 @@ static void finish(struct output *out)
 
 static void close_bpf(void)
 {
-	ring_buffer__free(rb);
+	events_close(rb);
 	drain_close(&drain);
 	opensnoop_bpf__destroy(skel);
 }

@@ -10,6 +10,7 @@
 #include "diag.h"
 #include "drain.h"
 #include "escape.h"
+#include "events.h"
 #include "filenames.h"
 #include "keyed.h"
 #include "probe.h"
@@ -304,7 +305,7 @@ static int loaded(const struct run_config *rc, struct output *out)
 	drain.start_missed = &skel->bss->start_missed_ends;
 	if (opt.mode != READLAT_SLOWER && opt.mode != READLAT_PER_FD)
 		return 0;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
+	rb = events_open(skel->maps.events, on_event);
 	if (!rb) {
 		diag_error("cannot open the ring buffer: %s", strerror(errno));
 		return -1;
@@ -460,7 +461,7 @@ static void finish(struct output *out)
 
 	if (opt.mode != READLAT_SLOWER)
 		return;
-	ring_buffer__consume(rb);
+	events_consume(rb);
 	if (!out->json) {
 		fprintf(stderr, "%llu of %llu reads took %g usecs or longer; %llu failed; %llu lost",
 			(unsigned long long)t->slower, (unsigned long long)t->reads, opt.slower_us,
@@ -483,7 +484,7 @@ static void finish(struct output *out)
 
 static void close_bpf(void)
 {
-	ring_buffer__free(rb);
+	events_close(rb);
 	drain_close(&drain);
 	filenames_free(&files);
 	readlat_bpf__destroy(skel);

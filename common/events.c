@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include "events.h"
+
+/* Returned by sample() when the step is over; never the callback's. */
+#define STEP_OVER (-EALREADY)
+
+static struct {
+	struct ring_buffer *rb;
+	ring_buffer_sample_fn cb;
+	size_t capacity;	/* bytes of the ring */
+	size_t taken;		/* this step's, record headers included */
+	int count;
+	int cb_err;
+} ring;
+
+/* libbpf consumes a record before its callback is called: stopping the
+ * step after this one loses nothing. */
+static int sample(void *ctx, void *data, size_t size)
+{
+	int err = ring.cb(ctx, data, size);
+
+	if (err < 0) {
+		ring.cb_err = err;
+		return err;
+	}
+	ring.count++;
+	ring.taken += BPF_RINGBUF_HDR_SZ + size;
+	return ring.taken >= ring.capacity ? STEP_OVER : 0;
+}
+
+struct ring_buffer *events_open(const struct bpf_map *map, ring_buffer_sample_fn cb)
+{
+	if (ring.rb) {
+		errno = EBUSY;
+		return NULL;
+	}
+	ring.cb = cb;
+	ring.capacity = bpf_map__max_entries(map);
+	ring.rb = ring_buffer__new(bpf_map__fd(map), sample, NULL, NULL);
+	return ring.rb;
+}
+
+int events_consume(struct ring_buffer *rb)
+{
+	int err;
+
+	if (!rb || rb != ring.rb)
+		return -EINVAL;
+	ring.taken = 0;
+	ring.count = 0;
+	ring.cb_err = 0;
+	err = ring_buffer__consume(rb);
+	if (err < 0 && err != STEP_OVER)
+		return ring.cb_err ? ring.cb_err : err;
+	return ring.count;
+}
+
+void events_close(struct ring_buffer *rb)
+{
+	if (!rb || rb != ring.rb)
+		return;
+	ring_buffer__free(rb);
+	ring.rb = NULL;
+}

@@ -7,7 +7,10 @@ SHELL := /bin/bash
 # fatal), linked dynamically (static ASan is not supported), in build-san
 # unless OUTPUT is given; make SANITIZE=1 san-test runs the bats suite on
 # it (tests/tests.mk). Workloads and BPF programs are built as always.
-SANITIZE ?= 0
+# A sanitized OUTPUT remembers it (its .sanitized): a make of it without
+# SANITIZE (a test's make install OUTPUT=...) builds as it was built, not
+# plain objects into a sanitized link.
+SANITIZE ?= $(if $(and $(OUTPUT),$(wildcard $(OUTPUT)/.sanitized)),1,0)
 OUTPUT ?= $(if $(filter 1,$(SANITIZE)),build-san,build)
 ARCH ?= x86
 PREFIX ?= /usr/local
@@ -15,6 +18,7 @@ DESTDIR ?=
 STATIC ?= 1
 ifeq ($(SANITIZE),1)
 override STATIC := 0
+$(shell mkdir -p '$(OUTPUT)' && touch '$(OUTPUT)/.sanitized')
 # clang's: GCC's UBSan under ASan ignores log_path (san-test reads the logs)
 ifeq ($(origin CC),default)
 CC := clang

@@ -10,7 +10,12 @@ SHELL := /bin/bash
 # A sanitized OUTPUT remembers it (its .sanitized): a make of it without
 # SANITIZE (a test's make install OUTPUT=...) builds as it was built, not
 # plain objects into a sanitized link.
-SANITIZE ?= $(if $(and $(OUTPUT),$(wildcard $(OUTPUT)/.sanitized)),1,0)
+ifeq ($(origin SANITIZE),undefined)
+ifneq ($(origin OUTPUT),undefined)
+SANITIZE := $(if $(wildcard $(OUTPUT)/.sanitized),1,0)
+endif
+endif
+SANITIZE ?= 0
 OUTPUT ?= $(if $(filter 1,$(SANITIZE)),build-san,build)
 ARCH ?= x86
 PREFIX ?= /usr/local

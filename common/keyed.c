@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include "filter.h"
 #include "keyed.h"
+#include "memcheck.h"
 
 void keyed_unused(struct bpf_map *a, struct bpf_map *b)
 {
@@ -81,6 +82,20 @@ static int grow(struct keyed_snapshot *s, size_t *cap)
 void keyed_hist_swap(struct keyed_hist *k)
 {
 	k->active = !k->active;
+}
+
+int keyed_lookup_batch(int fd, void *in_batch, void *out_batch, void *keys, size_t key_size,
+		       void *values, size_t value_size, __u32 *count)
+{
+	int err = bpf_map_lookup_batch(fd, in_batch, out_batch, keys, values, count, NULL);
+
+	/* ENOENT ends the walk with its last entries; an error before the
+	 * walk (EINVAL) leaves *count as it was, not written. */
+	if (err && errno != ENOENT)
+		*count = 0;
+	MEMCHECK_DEFINED(keys, *count * key_size);
+	MEMCHECK_DEFINED(values, *count * value_size);
+	return err;
 }
 
 int keyed_hist_read(struct keyed_hist *k, struct keyed_snapshot *s)

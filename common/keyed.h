@@ -45,6 +45,12 @@ void keyed_sort(struct keyed_snapshot *s, int (*cmp)(const void *a, const void *
 const void *keyed_key(const struct keyed_snapshot *s, size_t i);
 const void *keyed_value(const struct keyed_snapshot *s, size_t i);
 void keyed_snapshot_free(struct keyed_snapshot *s);
+/* bpf_map_lookup_batch() on map @fd, up to *count entries into @keys
+ * and @values, *count then those read (0 after an error but ENOENT, the
+ * end). What the kernel wrote is told to valgrind, which does not model
+ * the batch commands (common/memcheck.h): every batch read goes here. */
+int keyed_lookup_batch(int fd, void *in_batch, void *out_batch, void *keys, size_t key_size,
+		       void *values, size_t value_size, __u32 *count);
 /* The name bpf/names.bpf.h recorded for process @pid at its latest
  * event, or "?". */
 void keyed_process_name(int names_fd, __u32 pid, char *comm, size_t len);

@@ -560,8 +560,8 @@ static __u64 unfinished(void)
 		lost_rows[i].delta = 0;
 	do {
 		count = 256;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &out_batch, &out_batch, keys, e,
-					   &count, NULL);
+		err = keyed_lookup_batch(fd, first ? NULL : &out_batch, &out_batch, keys, sizeof(*keys),
+					 e, sizeof(*e), &count);
 		first = false;
 		for (__u32 i = 0; i < count; i++) {
 			struct biolat_key k = {

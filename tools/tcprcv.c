@@ -521,7 +521,8 @@ static int read_live(void)
 
 	do {
 		count = 64;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, vals, &count, NULL);
+		err = keyed_lookup_batch(fd, first ? NULL : &batch, &batch, keys, sizeof(*keys), vals,
+					 sizeof(*vals), &count);
 		first = false;
 		if (err && errno != ENOENT)
 			return -errno;

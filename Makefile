@@ -16,7 +16,13 @@ SANITIZE := $(if $(wildcard $(OUTPUT)/.sanitized),1,0)
 endif
 endif
 SANITIZE ?= 0
-OUTPUT ?= $(if $(filter 1,$(SANITIZE)),build-san,build)
+# make VALGRIND=1: the user space linked dynamically (memcheck replaces
+# malloc and free only in a dynamic program: in a static one it sees no
+# leak) with -DTOOLS_MEMCHECK (common/memcheck.h), in build-vg unless
+# OUTPUT is given; make valgrind-test runs tests/valgrind/valgrind.bats
+# on it (tests/valgrind/valgrind.mk).
+VALGRIND ?= 0
+OUTPUT ?= $(if $(filter 1,$(SANITIZE)),build-san,$(if $(filter 1,$(VALGRIND)),build-vg,build))
 ARCH ?= x86
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -29,6 +35,10 @@ ifeq ($(origin CC),default)
 CC := clang
 endif
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
+ifeq ($(VALGRIND),1)
+override STATIC := 0
+MEMCHECK_FLAGS := -DTOOLS_MEMCHECK
 endif
 # The source tarball's VERSION file, or git describe (packaging/version.sh);
 # make VERSION=x overrides it.
@@ -56,7 +66,7 @@ override CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE $(REPRO_FLAGS)
 PLAIN_CFLAGS := $(CFLAGS)
 override CFLAGS += $(SAN_FLAGS)
 override LDFLAGS += $(SAN_FLAGS)
-override CPPFLAGS += -Icommon -Itools -I$(OUTPUT)
+override CPPFLAGS += -Icommon -Itools -I$(OUTPUT) $(MEMCHECK_FLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	$(REPRO_FLAGS) -Ivmlinux/$(ARCH) -Icommon -Ibpf -Itools
 
@@ -80,7 +90,7 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all clean test unit-test bats-test install uninstall vmlinux workloads bench vm-test san-test
+.PHONY: all clean test unit-test bats-test install uninstall vmlinux workloads bench vm-test san-test valgrind-test
 .DELETE_ON_ERROR:
 .SECONDARY:
 

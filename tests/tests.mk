@@ -22,11 +22,14 @@ workloads: $(WORKLOADS) $(TEST_TOOLS)
 
 -include tests/unit.mk
 
-# TAP from bats, then one closing line "bats: N passed, N failed, N skipped".
-bats-test: all $(WORKLOADS) $(TEST_TOOLS)	# all: the completion files too
-	$(Q)set -o pipefail; $(BATS) --tap tests/ | awk '{ print } \
-		/^ok .*# skip/ { s++; next } /^ok / { p++ } /^not ok / { f++ } \
+# $(call bats_tap,DIR): TAP from bats on DIR's suites, then one closing
+# line "bats: N passed, N failed, N skipped".
+bats_tap = set -o pipefail; $(BATS) --tap $(1) | awk '{ print } \
+		/^ok .*\# skip/ { s++; next } /^ok / { p++ } /^not ok / { f++ } \
 		END { printf "bats: %d passed, %d failed, %d skipped\n", p, f, s; exit f > 0 }'
+
+bats-test: all $(WORKLOADS) $(TEST_TOOLS)	# all: the completion files too
+	$(Q)$(call bats_tap,tests/)
 
 # The bats suite on the sanitized build (make SANITIZE=1 san-test): every
 # report of ASan, UBSan or LeakSanitizer is written to a log of its own
@@ -53,6 +56,7 @@ endif
 
 -include tests/fuzz/fuzz.mk
 -include tests/vm/vm.mk
+-include tests/valgrind/valgrind.mk
 -include tests/lifecycle.mk
 -include tests/lint.mk
 
@@ -61,8 +65,8 @@ endif
 # Debian 12's
 # 6.1 in a VM. Every stage runs even when one before it failed (a failed
 # bats test must not hide what 6.1 says), and test fails if any stage
-# did. lifecycle-test and san-test join them once each has passed the
-# whole of its run on this code three times (issue #20).
+# did. lifecycle-test, san-test and valgrind-test join them once each
+# has passed the whole of its run on this code three times (issue #20).
 TEST_STAGES := lint unit-test fuzz bats-test vm-test
 
 test:

@@ -424,3 +424,6 @@ int exit_openat2(struct syscall_exit_ctx *ctx)
 {
 	return on_exit(ctx->ret);
 }
+
+/* A thread exits: its start record goes (the LRU fallback keeps it otherwise). */
+START_EXIT_PROGRAM

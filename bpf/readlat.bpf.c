@@ -257,3 +257,6 @@ READ_SYSCALL(pread64)
 READ_SYSCALL(readv)
 READ_SYSCALL(preadv)
 READ_SYSCALL(preadv2)
+
+/* A thread exits: its start record goes (the LRU fallback keeps it otherwise). */
+START_EXIT_PROGRAM

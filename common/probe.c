@@ -230,6 +230,14 @@ int probes_select(const struct tool *t, int only_kind, struct probe_set *ps)
 	return err;
 }
 
+/* When an event these options do not need is used: the exit program of
+ * bpf/start.bpf.h by the store of this kernel, not (only) by options. */
+static const char *used_when(const char *event)
+{
+	return strcmp(event, START_EXIT_EVENT) ? "with other options" :
+		"without task storage, or with options that need it";
+}
+
 /* --check: an event these options do not need, listed all the same (the
  * user asks what the tool may attach); its absence fails nothing. */
 static void list_unwanted(const struct tool *t, int only_kind, int first)
@@ -251,12 +259,12 @@ static void list_unwanted(const struct tool *t, int only_kind, int first)
 			continue;
 		describe(p, desc, sizeof(desc));
 		if (probe_available(p, why, sizeof(why))) {
-			check_row(name, CHECK_OK, "%s (used with other options)", desc);
+			check_row(name, CHECK_OK, "%s (used %s)", desc, used_when(event));
 			return;
 		}
 	}
-	check_row(name, CHECK_FALLBACK, "%s%sused only with other options",
-		  why[0] ? why : "", why[0] ? "; " : "");
+	check_row(name, CHECK_FALLBACK, "%s%sused only %s",
+		  why[0] ? why : "", why[0] ? "; " : "", used_when(event));
 }
 
 void probes_list_unwanted(const struct tool *t, int only_kind)
@@ -317,12 +325,27 @@ int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object 
 	return 0;
 }
 
+/* Asked of the kernel once: the probe selection and features() both ask. */
+static bool task_storage_works(void)
+{
+	static int works = -1;
+
+	if (works < 0)
+		works = diag_btf_present() &&
+			libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1 &&
+			libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_get_current_task_btf, NULL) == 1 &&
+			libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_task_storage_get, NULL) == 1;
+	return works;
+}
+
+bool start_store_fallback(void)
+{
+	return !task_storage_works();
+}
+
 bool probe_task_storage(void)
 {
-	bool ok = diag_btf_present() &&
-		  libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1 &&
-		  libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_get_current_task_btf, NULL) == 1 &&
-		  libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_task_storage_get, NULL) == 1;
+	bool ok = task_storage_works();
 
 	if (ok)
 		check_row("start-time store", CHECK_OK, "task storage");

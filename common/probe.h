@@ -39,6 +39,14 @@ struct bpf_link *probe_attach(struct bpf_object *obj, const char *prog, enum pro
 /* Where bpf/start.bpf.h keeps a thread's start: task storage (Linux 5.11+,
  * kernel BTF) if this kernel has it, else the LRU hash; says so in --check. */
 bool probe_task_storage(void);
+/* bpf/start.bpf.h's START_EXIT_PROGRAM, as a tool lists it (last: it is
+ * attached first), and whether it is wanted: with the LRU hash, which
+ * would keep the record of an exited thread (one killed in a syscall:
+ * open) until evicted. Asked before probe_task_storage() says its row. */
+#define START_EXIT_EVENT "sched_process_exit"
+#define START_EXIT_PROBE \
+	{ START_EXIT_EVENT, PROBE_TRACEPOINT, "sched/sched_process_exit", "start_exit", false }
+bool start_store_fallback(void);
 /* Attach the chosen probes, in the reverse order of the tool's list. */
 int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object *obj);
 /* Every link of @ps and the @n of @more (the runtime's own) destroyed at

@@ -40,6 +40,7 @@ teardown() { common_teardown; }
 	[ "$status" -eq 0 ]
 	grep -qE '^probe sys_enter_read +ok +tracepoint syscalls/sys_enter_read$' <<<"$output"
 	grep -qE '^probe sys_enter_preadv2 +ok +tracepoint syscalls/sys_enter_preadv2 \(used with other options\)$' <<<"$output"
+	grep -qE '^probe sched_process_exit +ok +tracepoint sched/sched_process_exit \(used without task storage, or with options that need it\)$' <<<"$output"
 	run timeout 10 "$BUILD/biolat" --check
 	[ "$status" -eq 0 ]
 	grep -qE '^probe block_rq_insert +ok +raw tracepoint block/block_rq_insert \(used with other options\)$' <<<"$output"

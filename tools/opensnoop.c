@@ -94,6 +94,7 @@ static const struct probe probes[] = {
 	OPEN_PROBES("openat2", true),
 	/* An open interrupted by a signal (a FIFO): restarted, or EINTR. */
 	{ "signal_deliver", PROBE_TRACEPOINT, "signal/signal_deliver", "signal_deliver", false },
+	START_EXIT_PROBE,
 };
 
 static const struct { const char *name; int value; } open_flags[] = {
@@ -298,6 +299,10 @@ static bool count_at_exit(void)
 
 static bool wants(const char *event)
 {
+	/* Counted at the exit, a thread killed in an open leaves its
+	 * restart mark (start_restarts_pending) in task storage too. */
+	if (!strcmp(event, START_EXIT_EVENT))
+		return start_store_fallback() || count_at_exit();
 	return !(count_at_exit() && !strncmp(event, "sys_enter_", strlen("sys_enter_")));
 }
 

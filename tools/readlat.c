@@ -85,6 +85,7 @@ static const struct probe probes[] = {
 	/* -B: a read that submits block I/O, or sleeps waiting for I/O. */
 	{ "block_bio_queue", PROBE_RAW_TRACEPOINT, "block/block_bio_queue", "bio_queue", false },
 	{ "sched_switch", PROBE_RAW_TRACEPOINT, "sched/sched_switch", "sched_switch", false },
+	START_EXIT_PROBE,
 };
 
 /* Reads the list without cutting it up: argv stays as given (ps shows it). */
@@ -156,6 +157,8 @@ static bool wants(const char *event)
 
 	if (!strcmp(event, "block_bio_queue") || !strcmp(event, "sched_switch"))
 		return opt.by_cache;
+	if (!strcmp(event, START_EXIT_EVENT))
+		return start_store_fallback();
 	if (strncmp(event, "sys_", 4))
 		return true;
 	sc = strchr(event + strlen("sys_"), '_') + 1;

@@ -185,16 +185,24 @@ class Sampler(threading.Thread):
     def stop(self):
         self.done.set()
         self.join()
-        for kind, oid in list(self.ids):
-            try:
-                if kind == "prog":
-                    self.ids |= {("map", m) for m in prog_maps(oid)}
-            except OSError:
-                pass
-        for kind, oid in list(self.ids):
-            if kind == "map":
-                self.ids |= {("map", m) for m in inner_maps(oid)}
+        self.ids = with_used_maps(self.ids)
         return self.ids
+
+
+def with_used_maps(ids):
+    """@ids, (kind, id) pairs, with the maps their programs use and those
+    their maps of maps hold."""
+    ids = set(ids)
+    for kind, oid in list(ids):
+        try:
+            if kind == "prog":
+                ids |= {("map", m) for m in prog_maps(oid)}
+        except OSError:
+            pass
+    for kind, oid in list(ids):
+        if kind == "map":
+            ids |= {("map", m) for m in inner_maps(oid)}
+    return ids
 
 
 def left_after(ids, t_exit):

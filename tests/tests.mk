@@ -58,6 +58,7 @@ endif
 -include tests/vm/vm.mk
 -include tests/valgrind/valgrind.mk
 -include tests/lifecycle.mk
+-include tests/soak.mk
 -include tests/lint.mk
 
 # What make test runs, in order: static analysis, the unit tests, each

@@ -62,13 +62,14 @@ endif
 -include tests/lint.mk
 
 # What make test runs, in order: static analysis, the unit tests, each
-# fuzz target for 60 s from its corpus, the tools on this kernel, then
-# Debian 12's
-# 6.1 in a VM. Every stage runs even when one before it failed (a failed
-# bats test must not hide what 6.1 says), and test fails if any stage
-# did. lifecycle-test, san-test and valgrind-test join them once each
-# has passed the whole of its run on this code three times (issue #20).
-TEST_STAGES := lint unit-test fuzz bats-test vm-test
+# fuzz target for 60 s from its corpus, the tools on this kernel, the
+# same suite on the sanitized build, one run of each tool under
+# valgrind, 100+ start/stop cycles of each tool, then Debian 12's 6.1 in
+# a VM. Every stage runs even when one before it failed (a failed bats
+# test must not hide what 6.1 says), and test fails if any stage did.
+# soak-test is run by hand: biolat's kernel-skipped completions count as
+# lost under a parallel load (issue #20's note).
+TEST_STAGES := lint unit-test fuzz bats-test san-test valgrind-test lifecycle-test vm-test
 
 test:
 	$(Q)st=0; for t in $(TEST_STAGES); do \

@@ -536,15 +536,14 @@ static void stop_watchdog_off(void)
 	signal(SIGALRM, SIG_IGN);
 }
 
-/* The reports' stream: stdout, through a write that goes on after a
- * stop's ticks interrupt it, until the output is given up. */
-static ssize_t report_write(void *cookie, const char *buf, size_t n)
+/* @n bytes of @buf to @fd, a tick's EINTR retried: until written, an
+ * error, or (@may_give_up) the output given up. */
+static ssize_t write_on(int fd, const char *buf, size_t n, bool may_give_up)
 {
 	size_t done = 0;
 
-	(void)cookie;
-	while (done < n && !output_given_up) {
-		ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+	while (done < n && !(may_give_up && output_given_up)) {
+		ssize_t w = write(fd, buf + done, n - done);
 
 		if (w > 0) {
 			done += (size_t)w;
@@ -554,6 +553,39 @@ static ssize_t report_write(void *cookie, const char *buf, size_t n)
 		}
 	}
 	return (ssize_t)done;
+}
+
+/* The reports' stream: stdout, through a write that goes on after a
+ * stop's ticks interrupt it, until the output is given up. */
+static ssize_t report_write(void *cookie, const char *buf, size_t n)
+{
+	(void)cookie;
+	return write_on(STDOUT_FILENO, buf, n, true);
+}
+
+/* stderr's: never given up (what says the output was given up goes
+ * here), where stdio would drop a line a tick interrupted. A stderr that
+ * blocks for good is ended by the watchdog's last tick. */
+static ssize_t diag_write(void *cookie, const char *buf, size_t n)
+{
+	(void)cookie;
+	return write_on(STDERR_FILENO, buf, n, false);
+}
+
+/* stderr as a stream of diag_write, line by line: unbuffered, an escaped
+ * message went out a byte per write(2), a line torn among those of other
+ * processes on the same stderr. */
+static void diag_stream(void)
+{
+	cookie_io_functions_t io = { .write = diag_write };
+	FILE *f = fopencookie(NULL, "w", io);
+
+	if (!f) {
+		setvbuf(stderr, NULL, _IOLBF, 0);
+		return;
+	}
+	setvbuf(f, NULL, _IOLBF, 0);
+	stderr = f;	/* glibc's stderr is a variable */
 }
 
 static FILE *report_stream(void)
@@ -1056,6 +1088,16 @@ static void report_skipped_runs(const struct session *s)
 			   "program or a BPF map syscall held the CPU): events it did not see", misses);
 }
 
+/* The tool's last words (a summary, the ring's rest) and the report's
+ * buffered tail written out with the stops let in, under the watchdog:
+ * a pipe nobody reads gives them up as it gives up a report. */
+static bool finish_unmasked(struct session *s)
+{
+	if (s->tool->finish && !s->out.err)
+		s->tool->finish(&s->out);
+	return output_flush(&s->out) == 0;
+}
+
 static int run_trace(struct session *s)
 {
 	int code = EXIT_RUNTIME, err;
@@ -1076,13 +1118,12 @@ static int run_trace(struct session *s)
 	if (s->target_gone)
 		fprintf(stderr, "%s: %s %d exited\n", s->tool->name,
 			s->rc->pid ? "process" : "thread", s->rc->pid ? s->rc->pid : s->rc->tid);
-	if (s->tool->finish && !s->out.err)
-		s->tool->finish(&s->out);
+	with_stops_let_in(s, finish_unmasked);
 	report_skipped_runs(s);
 	if (s->rc->self_cost)
 		selfcost_report(s->stats_fd, s->obj);
-	stop_watchdog_off();
 	code = output_ended(&s->out) || s->failed ? EXIT_RUNTIME : 0;
+	stop_watchdog_off();
 out:
 	cleanup(s);
 	return code;
@@ -1163,9 +1204,7 @@ int tool_run(const struct tool *t, int argc, char **argv)
 	 * take its number and the report would be written into it. */
 	if (keep_std_fds_open())
 		return EXIT_RUNTIME;
-	/* Unbuffered, an escaped message went out a byte per write(2): a
-	 * line torn among those of other processes on the same stderr. */
-	setvbuf(stderr, NULL, _IOLBF, 0);
+	diag_stream();
 	diag_set_tool(cli_display_name(t, argc ? argv[0] : NULL));
 	switch (cli_parse(t, argc, argv, &rc)) {
 	case CLI_EXIT_OK:	/* --help, --version */

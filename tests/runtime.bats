@@ -263,6 +263,29 @@ bigger_than() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt "$2" ]; }
 	done
 }
 
+@test "stderr into the same slow reader: the summary line whole, however the ticks fall" {
+	# stdio drops a line whose write(2) a watchdog tick interrupts.
+	local reader i
+	for i in 1 2 3; do
+		rm -f "$T/fifo" "$T/out"; mkfifo "$T/fifo"
+		slow_reader "$T/fifo" "$T/out" 4096 &
+		reader=$!
+		"$BUILD/opensnoop" > "$T/fifo" 2>&1 &
+		TOOL_JOB=$!
+		watchdog "$TOOL_JOB"
+		retry grep -q 'Hit Ctrl-C to end' "$T/out"
+		FLOOD=()
+		flood 30
+		retry bigger_than "$T/out" 200000
+		stop_tool INT
+		kill "${FLOOD[@]}" 2>/dev/null || true
+		wait_exit "$reader"
+		echo "run $i: exit $TOOL_STATUS"; grep "opens traced" "$T/out" || true
+		[ "$TOOL_STATUS" -eq 0 ]
+		grep -qE '[0-9]+ opens traced; [0-9]+ lost \(ring buffer full: try a larger -b\); [0-9]+ paths unreadable; [0-9]+ truncated$' "$T/out"
+	done
+}
+
 @test "a second stop while the final report goes to a slow reader gives the output up at once" {
 	mkfifo "$T/fifo"
 	slow_reader "$T/fifo" "$T/out" 256 &
@@ -282,6 +305,46 @@ bigger_than() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt "$2" ]; }
 	[ "$TOOL_STATUS" -eq 1 ]
 	[ "$ms" -lt 1000 ]
 	grep -q "nothing read it" "$T/err"
+}
+
+# full_pipe ERR TOOL ARGS...: TOOL (PID in ARGS: a sleep's) with stdout a
+# 4 KiB pipe left 46 bytes of room and never read; SIGINT after its
+# banner; prints "STATUS MS", or "hung" past 10 s.
+full_pipe() {
+	python3 -c 'import fcntl, os, signal, subprocess, sys, time
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 4096)	# F_SETPIPE_SZ
+os.write(w, b"x" * 4050)
+sleeper = subprocess.Popen(["sleep", "60"])
+argv = [a.replace("PID", str(sleeper.pid)) for a in sys.argv[2:]]
+p = subprocess.Popen(argv, stdout=w, stderr=open(sys.argv[1], "w"))
+os.close(w)
+deadline = time.time() + 30
+while "Hit Ctrl-C" not in open(sys.argv[1]).read() and time.time() < deadline:
+    time.sleep(0.05)
+t0 = time.time()
+p.send_signal(signal.SIGINT)
+try:
+    rc = p.wait(timeout=10)
+except subprocess.TimeoutExpired:
+    p.kill()
+    p.wait()
+    rc = "hung"
+sleeper.kill()
+print(rc, int((time.time() - t0) * 1000))' "$@"
+}
+
+@test "a stop whose last words (a summary, a JSON line) meet a pipe nobody reads ends within 1.5 s, saying so" {
+	# What finish() writes is buffered, and went out after the watchdog
+	# was off with the stops blocked: opensnoop -j hung for good.
+	local args out
+	for args in "opensnoop -j -p PID" "readlat --slower=0 -j -p PID" "biolat -j 1"; do
+		out=$(full_pipe "$T/err" $BUILD/$args)
+		echo "$args: $out"; cat "$T/err"
+		[ "${out% *}" = 1 ]
+		[ "${out#* }" -lt 1500 ]
+		grep -q "nothing read it" "$T/err"
+	done
 }
 
 @test "a stop with the output on a terminal nobody reads ends the tool within 1 s, saying so" {

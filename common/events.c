@@ -6,6 +6,9 @@
 
 /* Returned by sample() when the step is over; never the callback's. */
 #define STEP_OVER (-EALREADY)
+/* A step's most, whatever the ring's size (opensnoop -b up to 1 GiB):
+ * what a stop may still print is two steps, the report's and finish()'s. */
+#define STEP_BYTES_MAX (256 * 1024)
 
 static struct {
 	struct ring_buffer *rb;
@@ -39,6 +42,8 @@ struct ring_buffer *events_open(const struct bpf_map *map, ring_buffer_sample_fn
 	}
 	ring.cb = cb;
 	ring.capacity = bpf_map__max_entries(map);
+	if (ring.capacity > STEP_BYTES_MAX)
+		ring.capacity = STEP_BYTES_MAX;
 	ring.rb = ring_buffer__new(bpf_map__fd(map), sample, NULL, NULL);
 	return ring.rb;
 }

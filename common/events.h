@@ -5,8 +5,8 @@
  * ring is empty: with producers faster than the output (opens in a loop,
  * the report to a slow pipe) it never does, and neither a report nor a
  * stop is ever seen. events_consume() takes at most one ring's worth of
- * records a call (what was there, or as much again), then returns to the
- * loop; nothing is lost, the rest waits for the next call.
+ * records a call (256 KiB at most), then returns to the loop; nothing is
+ * lost, the rest waits for the next call.
  */
 #ifndef COMMON_EVENTS_H
 #define COMMON_EVENTS_H

@@ -240,7 +240,7 @@ bigger_than() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt "$2" ]; }
 	# ring_buffer__consume() returns only when the ring is empty: with
 	# the floods it never was, and the stop waited for them to end (30 s).
 	local tool reader t0 ms
-	for tool in opensnoop "readlat --slower=0"; do
+	for tool in opensnoop "opensnoop -b 64M" "readlat --slower=0"; do
 		rm -f "$T/fifo" "$T/out" "$T/err"; mkfifo "$T/fifo"
 		slow_reader "$T/fifo" "$T/out" 4096 &
 		reader=$!

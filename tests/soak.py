@@ -31,7 +31,14 @@ entries against max_entries. A run passes if:
   - every hash map has fewer entries than max_entries at every sample
   - the JSON reports count no lost event (lost, missed, evicted,
     lost_unattributed, skipped_runs; readlat's unmatched, a read whose
-    start came before the attach, is shown, not failed)
+    start came before the attach, is shown, not failed). biolat's lost
+    alone may be up to 5 in 10,000 I/Os: completions that the 6.18
+    kernel here fires without running any raw-tracepoint program on
+    them (a program that only counts misses the same ones; ftrace
+    records them; no recursion miss is counted), which biolat finds and
+    counts when the request is issued again (README, Accuracy): 1-17 in
+    170,000-700,000 I/Os in 30-45 s runs alone here; beside tcprcv's
+    loopback load 66 in 673,491 (60 s) and 354 in 4.59 M (300 s)
   - SIGINT at the end: exit 0 within 10 s, a final report after it, the
     last line of stdout a whole JSON object
 
@@ -237,8 +244,10 @@ class Output(threading.Thread):
 
 
 class Run:
-    def __init__(self, name, argv, workload, prefix=()):
+    def __init__(self, name, argv, workload, prefix=(), kernel_skips=None):
         self.name, self.argv, self.workload, self.prefix = name, argv, workload, list(prefix)
+        # (field, rate): that lost count may be up to rate * events
+        self.kernel_skips = kernel_skips
         self.errors, self.rss, self.fill = [], [], {}	# fill: map name -> (max entries, cap)
         self.out = None
 
@@ -333,8 +342,13 @@ class Run:
         elif self.growth > RSS_GROWTH_KIB:
             self.fail(f"VmRSS grew {self.growth} KiB after {base[0]} s (limit {RSS_GROWTH_KIB}): "
                       + " ".join(f"{t}:{r}" for t, r in self.rss))
-        if self.out and self.out.lost:
-            self.fail(f"lost events: {self.out.lost}")
+        lost = dict(self.out.lost) if self.out else {}
+        if self.kernel_skips and self.kernel_skips[0] in lost:
+            field, rate = self.kernel_skips
+            if lost[field] <= rate * self.out.events:
+                del lost[field]
+        if lost:
+            self.fail(f"lost events: {lost} in {self.out.events}")
         if not self.fill:
             self.fail("no hash map found among the ids the tool holds")
 
@@ -345,7 +359,7 @@ def runs():
         Run("readlat", ["readlat"], readers),
         Run("opensnoop", ["opensnoop", "-C"], openers),
         Run("tcprcv", ["tcprcv"], tcp),
-        Run("biolat", ["biolat"], disk),
+        Run("biolat", ["biolat"], disk, kernel_skips=("lost", 5e-4)),
         Run("readlat-nobtf", ["readlat"], readers, prefix=nobtf),
     ]
 

@@ -13,9 +13,11 @@
 static struct {
 	struct ring_buffer *rb;
 	ring_buffer_sample_fn cb;
-	size_t capacity;	/* bytes of the ring */
+	size_t size;		/* bytes of the ring */
+	size_t step_max;	/* this step's most bytes */
+	bool discarding;	/* records counted, not called back */
 	size_t taken;		/* this step's, record headers included */
-	int count;
+	long count;
 	int cb_err;
 } ring;
 
@@ -23,7 +25,7 @@ static struct {
  * step after this one loses nothing. */
 static int sample(void *ctx, void *data, size_t size)
 {
-	int err = ring.cb(ctx, data, size);
+	int err = ring.discarding ? 0 : ring.cb(ctx, data, size);
 
 	if (err < 0) {
 		ring.cb_err = err;
@@ -31,7 +33,7 @@ static int sample(void *ctx, void *data, size_t size)
 	}
 	ring.count++;
 	ring.taken += BPF_RINGBUF_HDR_SZ + size;
-	return ring.taken >= ring.capacity ? STEP_OVER : 0;
+	return ring.taken >= ring.step_max ? STEP_OVER : 0;
 }
 
 struct ring_buffer *events_open(const struct bpf_map *map, ring_buffer_sample_fn cb)
@@ -41,19 +43,20 @@ struct ring_buffer *events_open(const struct bpf_map *map, ring_buffer_sample_fn
 		return NULL;
 	}
 	ring.cb = cb;
-	ring.capacity = bpf_map__max_entries(map);
-	if (ring.capacity > STEP_BYTES_MAX)
-		ring.capacity = STEP_BYTES_MAX;
+	ring.size = bpf_map__max_entries(map);
 	ring.rb = ring_buffer__new(bpf_map__fd(map), sample, NULL, NULL);
 	return ring.rb;
 }
 
-int events_consume(struct ring_buffer *rb)
+/* One step of at most @max bytes: the records taken, or a negative error. */
+static long step(struct ring_buffer *rb, size_t max, bool discarding)
 {
 	int err;
 
 	if (!rb || rb != ring.rb)
 		return -EINVAL;
+	ring.step_max = max;
+	ring.discarding = discarding;
 	ring.taken = 0;
 	ring.count = 0;
 	ring.cb_err = 0;
@@ -61,6 +64,16 @@ int events_consume(struct ring_buffer *rb)
 	if (err < 0 && err != STEP_OVER)
 		return ring.cb_err ? ring.cb_err : err;
 	return ring.count;
+}
+
+int events_consume(struct ring_buffer *rb)
+{
+	return (int)step(rb, ring.size < STEP_BYTES_MAX ? ring.size : STEP_BYTES_MAX, false);
+}
+
+long events_discard(struct ring_buffer *rb)
+{
+	return step(rb, 2 * ring.size, true);
 }
 
 void events_close(struct ring_buffer *rb)

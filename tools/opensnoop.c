@@ -46,6 +46,7 @@ static struct opensnoop_bpf *skel;
 static struct ring_buffer *rb;
 static struct output *events_out;
 static __u64 delivered;		/* events printed; with totals.lost, every open traced */
+static long unprinted;		/* left in the ring at the end, not printed */
 static struct kernel_layout layout;
 static struct keyed_hist keyed;
 static struct drain drain;
@@ -687,12 +688,19 @@ static void finish(struct output *out)
 
 	if (opt.mode != OPENSNOOP_EVENTS)
 		return;
+	/* A step more for the output; what it could not take, counted. */
 	events_consume(rb);
+	unprinted = events_discard(rb);
+	if (unprinted < 0)
+		unprinted = 0;
 	if (!out->json) {
 		fprintf(stderr, "%llu opens traced; %llu lost (ring buffer full: try a larger -b); "
 			"%llu paths unreadable; %llu truncated",
-			(unsigned long long)(delivered + t->lost), (unsigned long long)t->lost,
+			(unsigned long long)(delivered + t->lost + unprinted), (unsigned long long)t->lost,
 			(unsigned long long)t->unreadable, (unsigned long long)t->truncated);
+		if (unprinted)
+			fprintf(stderr, "; %ld not printed (the run ended before the output took them)",
+				unprinted);
 		if (missed)
 			fprintf(stderr, "; %llu missed (their end not seen)", (unsigned long long)missed);
 		fputc('\n', stderr);
@@ -702,8 +710,9 @@ static void finish(struct output *out)
 	json_begin(&j, out->f);
 	json_str(&j, "tool", out->tool);
 	json_str(&j, "time", out->iso);
-	json_u64(&j, "events", delivered + t->lost);
+	json_u64(&j, "events", delivered + t->lost + unprinted);
 	json_u64(&j, "lost", t->lost);
+	json_u64(&j, "unprinted", unprinted);
 	json_u64(&j, "unreadable", t->unreadable);
 	json_u64(&j, "truncated", t->truncated);
 	if (missed)

@@ -39,6 +39,7 @@ static struct readlat_bpf *skel;
 static struct keyed_hist keyed;
 static struct drain drain;
 static struct ring_buffer *rb;
+static long unprinted;		/* left in the ring at the end, not printed */
 static struct output *events_out;
 static const struct run_config *config;
 static struct kernel_layout layout;
@@ -464,11 +465,18 @@ static void finish(struct output *out)
 
 	if (opt.mode != READLAT_SLOWER)
 		return;
+	/* A step more for the output; what it could not take, counted. */
 	events_consume(rb);
+	unprinted = events_discard(rb);
+	if (unprinted < 0)
+		unprinted = 0;
 	if (!out->json) {
 		fprintf(stderr, "%llu of %llu reads took %g usecs or longer; %llu failed; %llu lost",
 			(unsigned long long)t->slower, (unsigned long long)t->reads, opt.slower_us,
 			(unsigned long long)t->errors, (unsigned long long)t->lost);
+		if (unprinted)
+			fprintf(stderr, "; %ld not printed (the run ended before the output took them)",
+				unprinted);
 		if (missed)
 			fprintf(stderr, "; %llu missed (their end not seen)", (unsigned long long)missed);
 		fputc('\n', stderr);
@@ -480,6 +488,7 @@ static void finish(struct output *out)
 	json_u64(&j, "slower", t->slower);
 	json_u64(&j, "errors", t->errors);
 	json_u64(&j, "lost", t->lost);
+	json_u64(&j, "unprinted", unprinted);
 	if (missed)
 		json_u64(&j, "missed", missed);
 	json_end(&j);

@@ -488,6 +488,7 @@ static int idle_ms;
 
 static void on_stop_tick(int sig)
 {
+	int saved = errno;
 	long long cpu = cpu_ns();
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 
@@ -505,6 +506,7 @@ static void on_stop_tick(int sig)
 		sigaction(SIGALRM, &dfl, NULL);
 		(void)raise(SIGALRM);	/* delivered as this handler returns */
 	}
+	errno = saved;
 }
 
 /* The ticks, from a stop taken after start-up on (async-signal-safe). */
@@ -608,16 +610,20 @@ static FILE *report_stream(void)
  * the output up. */
 static void on_stop_signal(int sig)
 {
+	int saved = errno;
+
 	stop_requested = sig;
 	stops++;
 	if (starting) {
 		diag_log_off();
-		alarm(STARTUP_STOP_SECS);
+		if (stops == 1)		/* a second stop does not put it off */
+			alarm(STARTUP_STOP_SECS);
 	} else {
 		if (stops > 1)
 			output_given_up = EINTR;
 		stop_watchdog();
 	}
+	errno = saved;
 }
 
 static void stop_signals(sigset_t *set)
@@ -1088,14 +1094,31 @@ static void report_skipped_runs(const struct session *s)
 			   "program or a BPF map syscall held the CPU): events it did not see", misses);
 }
 
-/* The tool's last words (a summary, the ring's rest) and the report's
- * buffered tail written out with the stops let in, under the watchdog:
- * a pipe nobody reads gives them up as it gives up a report. */
+/* The tool's last words (the target gone, a summary, the ring's rest,
+ * the report's buffered tail, skipped runs, its own cost) written out
+ * with the stops let in, under the watchdog: a pipe nobody reads gives
+ * them up as it gives up a report, and a stderr that blocks for good
+ * does not hold off a stop (see diag_write). */
 static bool finish_unmasked(struct session *s)
 {
+	bool ok;
+
+	if (s->target_gone)
+		fprintf(stderr, "%s: %s %d exited\n", s->tool->name,
+			s->rc->pid ? "process" : "thread", s->rc->pid ? s->rc->pid : s->rc->tid);
 	if (s->tool->finish && !s->out.err)
 		s->tool->finish(&s->out);
-	return output_flush(&s->out) == 0;
+	ok = output_flush(&s->out) == 0;
+	report_skipped_runs(s);
+	if (s->rc->self_cost)
+		selfcost_report(s->stats_fd, s->obj);
+	return ok;
+}
+
+static bool banner_unmasked(struct session *s)
+{
+	banner(s);
+	return true;
 }
 
 static int run_trace(struct session *s)
@@ -1112,19 +1135,14 @@ static int run_trace(struct session *s)
 		goto out;
 	if (load_and_attach(s) || setup_loop(s))
 		goto out;
+	/* From here on, stderr too is written with the stops let in. */
 	if (!stop_requested)
-		banner(s);
+		with_stops_let_in(s, banner_unmasked);
 	run_loop(s);
-	if (s->target_gone)
-		fprintf(stderr, "%s: %s %d exited\n", s->tool->name,
-			s->rc->pid ? "process" : "thread", s->rc->pid ? s->rc->pid : s->rc->tid);
 	with_stops_let_in(s, finish_unmasked);
-	report_skipped_runs(s);
-	if (s->rc->self_cost)
-		selfcost_report(s->stats_fd, s->obj);
 	code = output_ended(&s->out) || s->failed ? EXIT_RUNTIME : 0;
-	stop_watchdog_off();
 out:
+	stop_watchdog_off();	/* also for a setup_loop that failed after a stop */
 	cleanup(s);
 	return code;
 }

@@ -257,11 +257,11 @@ throttled() {
 # merges_of DEV_T FILE: count block_rq_merge on that disk (bpftrace), the
 # count into FILE at SIGINT; sets MERGES_JOB.
 merges_of() {
-	bpftrace -e "tracepoint:block:block_rq_merge /args->dev == $1/ { @merges = count(); }" \
+	bpftrace -e "tracepoint:block:block_rq_merge /args->dev == $1/ { @merges = count(); }$BT_READY" \
 		> "$2" 2>&1 &
 	MERGES_JOB=$!
 	JOBS+=($!)
-	wait_for "$2" '^Attaching'
+	bpftrace_ready "$2"
 }
 
 @test "block_rq_merge: a request merged after insertion passes nothing to the next I/O of its struct request" {

@@ -63,10 +63,10 @@ rq_timer() {
 	bpftrace -e "tracepoint:block:block_rq_issue /args->dev == $1/ { @s[args->sector] = nsecs; }
 		tracepoint:block:block_rq_complete /args->dev == $1 && @s[args->sector]/ {
 			@avg = avg(nsecs - @s[args->sector]); @n = count(); delete(@s[args->sector]); }
-		END { clear(@s); }" > "$2" 2>&1 &
+		END { clear(@s); }$BT_READY" > "$2" 2>&1 &
 	TIMER_JOB=$!
 	JOBS+=($!)
-	wait_for "$2" '^Attaching'
+	bpftrace_ready "$2"
 }
 
 dev_t() {

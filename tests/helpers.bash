@@ -109,14 +109,31 @@ bpftrace_end() {
 	wait "$pid"
 }
 
+# A last probe for a bpftrace program: "bpftrace-ready" once it fires.
+# bpftrace prints "Attaching N probes..." before it attaches them (0.3 s
+# here, seconds on a loaded host: a short workload run at that line went
+# unseen), and attaches in the program's order.
+BT_READY=' tracepoint:syscalls:sys_enter_getppid /comm == "bt-ready"/ { printf("bpftrace-ready\n"); }'
+
+# bpftrace_ready OUT: until bpftrace, writing OUT, has seen a thread named
+# bt-ready call getppid (its BT_READY probe attached, so the others are).
+bpftrace_ready() {
+	WAIT_SECS=$((WAIT_SECS * 4)) wait_for "$1" '^Attaching'
+	timeout $((WAIT_SECS * 4)) python3 -c 'import ctypes, os, sys, time
+ctypes.CDLL(None).prctl(15, b"bt-ready", 0, 0, 0)	# PR_SET_NAME
+while b"bpftrace-ready" not in open(sys.argv[1], "rb").read():
+    os.getppid()
+    time.sleep(0.02)' "$1"
+}
+
 # bpftrace_start ONE_LINER: bpftrace in the background, attached
 # (stdout in $T/bt, the job in BT_JOB); the test skips without bpftrace.
 bpftrace_start() {
 	command -v bpftrace >/dev/null || skip "no bpftrace"
-	bpftrace -e "$1" > "$T/bt" 2> "$T/bt.err" &
+	bpftrace -e "$1$BT_READY" > "$T/bt" 2> "$T/bt.err" &
 	BT_JOB=$!
 	TOOL_SECS=$((TOOL_SECS * 3)) watchdog "$BT_JOB"	# see bpftrace_stop
-	WAIT_SECS=$((WAIT_SECS * 4)) wait_for "$T/bt" '^Attaching'
+	bpftrace_ready "$T/bt"
 }
 
 # bpftrace_stop: its map printed at SIGINT, as "KEY COUNT" lines, sorted.

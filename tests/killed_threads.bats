@@ -26,9 +26,10 @@ start_nobtf() {
 	wait_for "$T/err" 'Hit Ctrl-C to end'
 }
 
-# kill_blocked CALL: $KILLED threads of one process blocked in CALL (read
-# of a pipe, openat of a FIFO), then SIGKILLed and reaped; their thread
-# ids in $T/tids, one a line.
+# kill_blocked CALL [MAP]: $KILLED threads of one process blocked in CALL
+# (read of a pipe, openat of a FIFO), then SIGKILLed and reaped; their
+# thread ids in $T/tids, one a line. With MAP, each has a start record in
+# it while blocked (else what follows would pass with nothing to reclaim).
 kill_blocked() {
 	"$BUILD/tests/killload" --threads "$KILLED" --call "$1" --dir "$T" > "$T/kill.out" 2>&1 &
 	local job=$!
@@ -36,6 +37,7 @@ kill_blocked() {
 	wait_for "$T/kill.out" '^pid='
 	sed -nE 's/^pid=[0-9]+ tids=//p' "$T/kill.out" | tr , '\n' > "$T/tids"
 	[ "$(wc -l < "$T/tids")" -eq "$KILLED" ]
+	[ -z "${2:-}" ] || retry tids_all "$2"
 	kill -KILL "$job"
 	wait "$job" || true
 }
@@ -75,6 +77,9 @@ zero_within() {
 	return 1
 }
 
+# tids_all MAP: every one of $T/tids is a key of MAP.
+tids_all() { [ "$(tids_left "$1")" -eq "$KILLED" ]; }
+
 # no_tids_left MAP: none of $T/tids is a key of MAP.
 no_tids_left() { zero_within "killed threads (of $KILLED) with a start record" tids_left "$1"; }
 
@@ -96,7 +101,7 @@ pending_zero() { zero_within start_restarts_pending restarts_pending; }
 	grep -q 'start-time store: fallback (LRU hash by thread id' "$T/err"
 	grep -q 'probe sched_process_exit: ok' "$T/err"
 	map=$(tool_map start_tid)
-	kill_blocked read
+	kill_blocked read "$map"
 	no_tids_left "$map"
 	stop_tool INT
 	[ "$TOOL_STATUS" -eq 0 ]
@@ -106,7 +111,7 @@ pending_zero() { zero_within start_restarts_pending restarts_pending; }
 	start_nobtf opensnoop -v -L 1
 	grep -q 'start-time store: fallback (LRU hash by thread id' "$T/err"
 	map=$(tool_map start_tid)
-	kill_blocked openat
+	kill_blocked openat "$map"
 	no_tids_left "$map"
 	stop_tool INT
 	[ "$TOOL_STATUS" -eq 0 ]

@@ -327,13 +327,13 @@ sqlite_db() {
 	# same query: in two runs, as two programs on one tracepoint would time
 	# each other (the second attached times the first's exit work too)
 	bpftrace -e "tracepoint:syscalls:sys_enter_pread64 /comm == \"$n\"/ { @s[tid] = nsecs; }
-		tracepoint:syscalls:sys_exit_pread64 /@s[tid]/ { @lat[nsecs - @s[tid]] = count(); delete(@s[tid]); }" \
+		tracepoint:syscalls:sys_exit_pread64 /@s[tid]/ { @lat[nsecs - @s[tid]] = count(); delete(@s[tid]); }$BT_READY" \
 		> "$T/bt.out" 2> "$T/bt.err" &
 	BT=$!
 	# bpftrace's start and exit take 0.3 s here, over 15 s on a host
 	# loaded with other suites: bounds of their own
 	TOOL_SECS=$((TOOL_SECS * 3)) watchdog $BT
-	WAIT_SECS=$((WAIT_SECS * 4)) wait_for "$T/bt.out" '^Attaching'
+	bpftrace_ready "$T/bt.out"
 	"$T/$n" "$T/db" "$query" > /dev/null
 	bpftrace_end $BT
 	rl_side m -j -m -s pread64 -n "$n"

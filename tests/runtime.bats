@@ -263,6 +263,30 @@ bigger_than() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt "$2" ]; }
 	done
 }
 
+@test "what the output could not take by the end is counted: events = printed + lost + unprinted" {
+	# A stop prints a step more of the ring; the rest (here most of a
+	# 64 MiB ring) was freed unread and said nowhere: "lost 0".
+	local reader printed events lost unprinted
+	rm -f "$T/fifo" "$T/out" "$T/err" "$T/go"; mkfifo "$T/fifo"; : > "$T/file"
+	slow_reader "$T/fifo" "$T/out" 4096 &
+	reader=$!
+	$BUILD/opensnoop -j -b 64M -n openload > "$T/fifo" 2> "$T/err" &
+	TOOL_JOB=$!
+	watchdog "$TOOL_JOB"
+	wait_for "$T/err" 'Hit Ctrl-C to end'
+	touch "$T/go"
+	timeout 60 "$BUILD/tests/openload" --file "$T/file" --opens 20000 --go "$T/go" > /dev/null
+	stop_tool INT
+	wait_exit "$reader"
+	[ "$TOOL_STATUS" -eq 0 ]
+	printed=$(jq -c 'select(.comm == "openload")' "$T/out" | wc -l)
+	read -r events lost unprinted < <(jq -r 'select(has("events")) | "\(.events) \(.lost) \(.unprinted)"' "$T/out")
+	echo "printed $printed, events $events, lost $lost, unprinted $unprinted"
+	[ "$events" -ge 20000 ]
+	[ "$unprinted" -gt 0 ]
+	[ "$events" -eq $((printed + lost + unprinted)) ]
+}
+
 @test "stderr into the same slow reader: the summary line whole, however the ticks fall" {
 	# stdio drops a line whose write(2) a watchdog tick interrupts.
 	local reader i
@@ -307,21 +331,30 @@ bigger_than() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt "$2" ]; }
 	grep -q "nothing read it" "$T/err"
 }
 
-# full_pipe ERR TOOL ARGS...: TOOL (PID in ARGS: a sleep's) with stdout a
-# 4 KiB pipe left 46 bytes of room and never read; SIGINT after its
+# full_pipe stdout|stderr ERR TOOL ARGS...: TOOL (PID in ARGS: a sleep's)
+# with stdout a 4 KiB pipe left 46 bytes of room (stderr to ERR), or with
+# stderr a full one (blocked in the banner), never read; SIGINT after the
 # banner; prints "STATUS MS", or "hung" past 10 s.
 full_pipe() {
 	python3 -c 'import fcntl, os, signal, subprocess, sys, time
+which, err, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
 r, w = os.pipe()
 fcntl.fcntl(w, 1031, 4096)	# F_SETPIPE_SZ
-os.write(w, b"x" * 4050)
 sleeper = subprocess.Popen(["sleep", "60"])
-argv = [a.replace("PID", str(sleeper.pid)) for a in sys.argv[2:]]
-p = subprocess.Popen(argv, stdout=w, stderr=open(sys.argv[1], "w"))
-os.close(w)
+argv = [a.replace("PID", str(sleeper.pid)) for a in argv]
 deadline = time.time() + 30
-while "Hit Ctrl-C" not in open(sys.argv[1]).read() and time.time() < deadline:
-    time.sleep(0.05)
+if which == "stdout":
+    os.write(w, b"x" * 4050)
+    p = subprocess.Popen(argv, stdout=w, stderr=open(err, "w"))
+    os.close(w)
+    while "Hit Ctrl-C" not in open(err).read() and time.time() < deadline:
+        time.sleep(0.05)
+else:
+    os.write(w, b"x" * 4096)
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=w, stdin=subprocess.DEVNULL)
+    os.close(w)
+    while "pipe_write" not in open(f"/proc/{p.pid}/wchan").read() and time.time() < deadline:
+        time.sleep(0.05)
 t0 = time.time()
 p.send_signal(signal.SIGINT)
 try:
@@ -339,11 +372,23 @@ print(rc, int((time.time() - t0) * 1000))' "$@"
 	# was off with the stops blocked: opensnoop -j hung for good.
 	local args out
 	for args in "opensnoop -j -p PID" "readlat --slower=0 -j -p PID" "biolat -j 1"; do
-		out=$(full_pipe "$T/err" $BUILD/$args)
+		out=$(full_pipe stdout "$T/err" $BUILD/$args)
 		echo "$args: $out"; cat "$T/err"
 		[ "${out% *}" = 1 ]
 		[ "${out#* }" -lt 1500 ]
 		grep -q "nothing read it" "$T/err"
+	done
+}
+
+@test "stderr a pipe nobody reads, full before the banner: a stop still ends every tool within 1.5 s" {
+	# The banner (and the end's lines on stderr) were written with the
+	# stops blocked and no watchdog: only SIGKILL ended the tool.
+	local tool out
+	for tool in readlat opensnoop tcprcv biolat; do
+		out=$(full_pipe stderr /dev/null "$BUILD/$tool")
+		echo "$tool: $out"
+		[ "${out% *}" != hung ]
+		[ "${out#* }" -lt 1500 ]
 	done
 }
 

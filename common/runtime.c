@@ -467,6 +467,7 @@ static volatile sig_atomic_t starting = 1, stops;
  * a second stop gives it up at once. */
 #define STOP_TICK_MS 100
 #define STOP_WRITE_MS 300
+#define STOP_REPEAT_MS 100	/* a second stop sooner is the first's twin */
 #define STOP_STUCK_MS 500
 /* CPU a tick must see used to count it as work (not the tick's own). */
 #define STOP_TICK_CPU_NS 1000000LL
@@ -603,6 +604,22 @@ static FILE *report_stream(void)
 	return f;
 }
 
+/* A stop taken (async-signal-safe): true if it is a second one, sent
+ * STOP_REPEAT_MS or more after the first. What comes sooner is the same
+ * stop twice: timeout(1) signals the tool, then its process group. */
+static bool stop_taken(int sig)
+{
+	static __u64 first_ns;
+	__u64 now = now_ns();
+
+	stop_requested = sig;
+	if (stops++ == 0) {
+		first_ns = now;
+		return false;
+	}
+	return now - first_ns >= STOP_REPEAT_MS * 1000000ULL;
+}
+
 /* During start-up a stop interrupts what blocks, and is taken at the
  * next step; the alarm ends the tool if something blocks again before
  * the loop (a write to a full stderr, an open of a FIFO). After it, a
@@ -611,15 +628,14 @@ static FILE *report_stream(void)
 static void on_stop_signal(int sig)
 {
 	int saved = errno;
+	bool again = stop_taken(sig);
 
-	stop_requested = sig;
-	stops++;
 	if (starting) {
 		diag_log_off();
 		if (stops == 1)		/* a second stop does not put it off */
 			alarm(STARTUP_STOP_SECS);
 	} else {
-		if (stops > 1)
+		if (again)
 			output_given_up = EINTR;
 		stop_watchdog();
 	}
@@ -742,8 +758,8 @@ static void stop_pending(void)
 	stop_signals(&set);
 	sig = sigtimedwait(&set, NULL, &zero);
 	if (sig > 0) {
-		stop_requested = sig;
-		stops++;
+		if (stop_taken(sig))
+			output_given_up = EINTR;
 		stop_watchdog();
 	}
 }

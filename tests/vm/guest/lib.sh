@@ -14,10 +14,6 @@ LOAD=$BUILD/tests/readload
 BPFLS=$BUILD/vm/bpfls
 WAIT_SECS=${WAIT_SECS:-20}	# bound on any wait for a line or an exit
 TOOL_SECS=${TOOL_SECS:-40}	# hard bound on one tool or workload run
-# A parked workload's bound: it waits for the test's other workloads and
-# the tool to start first (4 workloads and readlat took over 40 s in the
-# PREEMPT_RT guest under TCG once: workload A was killed, status 137).
-LOAD_SECS=${LOAD_SECS:-$((TOOL_SECS * 3))}
 
 # fail WHY: end the test, WHY is its one-line detail.
 fail() {
@@ -77,7 +73,7 @@ start_load() {
 	local name=$1 pid line
 	shift
 	rm -f "$T/$name.out"	# never wait on the previous round's lines
-	timeout -s KILL "$LOAD_SECS" "$LOAD" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
+	timeout -s KILL "$TOOL_SECS" "$LOAD" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
 	pid=$!
 	job "$pid"
 	eval "${name}_JOB=$pid"
@@ -124,11 +120,11 @@ start_parked() {
 	if [ -n "$uid" ]; then
 		# -n: match no running process, so another workload never makes it
 		# refuse to start ("already running").
-		timeout -s KILL "$LOAD_SECS" start-stop-daemon -S -c "vmt$uid:vmt$uid" \
+		timeout -s KILL "$TOOL_SECS" start-stop-daemon -S -c "vmt$uid:vmt$uid" \
 			-n vmt_no_such_name -x "$prog" -- \
 			--go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
 	else
-		timeout -s KILL "$LOAD_SECS" "$prog" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
+		timeout -s KILL "$TOOL_SECS" "$prog" --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
 	fi
 	pid=$!
 	job "$pid"

@@ -71,9 +71,13 @@ int events_consume(struct ring_buffer *rb)
 	return (int)step(rb, ring.size < STEP_BYTES_MAX ? ring.size : STEP_BYTES_MAX, false);
 }
 
-long events_discard(struct ring_buffer *rb)
+long events_finish(struct ring_buffer *rb)
 {
-	return step(rb, 2 * ring.size, true);
+	long left;
+
+	events_consume(rb);
+	left = step(rb, 2 * ring.size, true);
+	return left < 0 ? 0 : left;
 }
 
 void events_close(struct ring_buffer *rb)

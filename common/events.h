@@ -7,7 +7,7 @@
  * stop is ever seen. events_consume() takes at most one ring's worth of
  * records a call (256 KiB at most), then returns to the loop; nothing is
  * lost, the rest waits for the next call. At the end, what the output did
- * not take in time is counted by events_discard(), never left unsaid.
+ * not take in time is counted by events_finish(), never left unsaid.
  */
 #ifndef COMMON_EVENTS_H
 #define COMMON_EVENTS_H
@@ -20,10 +20,11 @@ struct ring_buffer *events_open(const struct bpf_map *map, ring_buffer_sample_fn
 /* Records of @rb to its callback, one ring's worth at most: the number
  * taken, or a negative error (the callback's). */
 int events_consume(struct ring_buffer *rb);
-/* The records left in @rb, taken without the callback: how many, for the
- * tool to report as not printed (or a negative error). At most twice the
- * ring's size: the programs still run until they are detached. */
-long events_discard(struct ring_buffer *rb);
+/* At the end: one step more to the callback, then the records left in
+ * @rb taken without it, at most twice the ring's size (the programs still
+ * run until they are detached): how many, for the tool to report as not
+ * printed (0 on an error). */
+long events_finish(struct ring_buffer *rb);
 void events_close(struct ring_buffer *rb);
 
 #endif

@@ -688,11 +688,7 @@ static void finish(struct output *out)
 
 	if (opt.mode != OPENSNOOP_EVENTS)
 		return;
-	/* A step more for the output; what it could not take, counted. */
-	events_consume(rb);
-	unprinted = events_discard(rb);
-	if (unprinted < 0)
-		unprinted = 0;
+	unprinted = events_finish(rb);
 	if (!out->json) {
 		fprintf(stderr, "%llu opens traced; %llu lost (ring buffer full: try a larger -b); "
 			"%llu paths unreadable; %llu truncated",

@@ -465,11 +465,7 @@ static void finish(struct output *out)
 
 	if (opt.mode != READLAT_SLOWER)
 		return;
-	/* A step more for the output; what it could not take, counted. */
-	events_consume(rb);
-	unprinted = events_discard(rb);
-	if (unprinted < 0)
-		unprinted = 0;
+	unprinted = events_finish(rb);
 	if (!out->json) {
 		fprintf(stderr, "%llu of %llu reads took %g usecs or longer; %llu failed; %llu lost",
 			(unsigned long long)t->slower, (unsigned long long)t->reads, opt.slower_us,

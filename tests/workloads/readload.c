@@ -55,6 +55,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -89,6 +90,7 @@ struct reader {
 	long eintr;		/* reads that failed EINTR (and were retried) */
 	volatile int ready, finished, first_done;
 	volatile long want;	/* reads the reader has started */
+	int seq, waiting;	/* the writer's futex, and whether it sleeps on it */
 };
 
 static struct reader readers[MAX_THREADS];
@@ -166,6 +168,32 @@ static ssize_t one_read(int fd, char *buf)
 	return read(fd, buf, 1);
 }
 
+/* The writer until the reader has started read @i (a futex: polling every
+ * 20 us made 4 workloads' writers take a PREEMPT_RT guest's emulated CPUs,
+ * over 60 s for 77 reads). Seq is read before the want that decides, so a
+ * reader's wake in between fails the wait (EAGAIN) instead of being lost. */
+static void wait_for_read(struct reader *r, long i)
+{
+	while (__atomic_load_n(&r->want, __ATOMIC_SEQ_CST) <= i) {
+		int seq = __atomic_load_n(&r->seq, __ATOMIC_SEQ_CST);
+
+		__atomic_store_n(&r->waiting, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&r->want, __ATOMIC_SEQ_CST) <= i)
+			syscall(SYS_futex, &r->seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+		__atomic_store_n(&r->waiting, 0, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* The reader starts read @i + 1: the writer, if it sleeps, is woken. */
+static void read_started(struct reader *r, long i)
+{
+	__atomic_store_n(&r->want, i + 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r->waiting, __ATOMIC_SEQ_CST)) {
+		__atomic_fetch_add(&r->seq, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &r->seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+}
+
 static void *writer_main(void *arg)
 {
 	struct reader *r = arg;
@@ -175,8 +203,7 @@ static void *writer_main(void *arg)
 	 * every read waits a whole delay, however late the reader comes back
 	 * (a slow scheduler or an emulated CPU). */
 	for (long i = 0; i < reads; i++) {
-		while (__atomic_load_n(&r->want, __ATOMIC_ACQUIRE) <= i)
-			sleep_us(20);
+		wait_for_read(r, i);
 		sleep_us(delay_us);
 		if (write(r->wfd, &c, 1) != 1)
 			break;
@@ -254,7 +281,7 @@ static void *reader_main(void *arg)
 	if (source == SRC_FILES)
 		read_files(r, buf);
 	for (long i = 0; i < reads && source != SRC_FILES; i++) {
-		__atomic_store_n(&r->want, i + 1, __ATOMIC_RELEASE);
+		read_started(r, i);
 		if (read_retrying(r, buf) != 1 && source != SRC_BADFD) {
 			perror("readload: read");
 			exit(1);

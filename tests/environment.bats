@@ -41,6 +41,7 @@ many() {
 	shift
 	MANY=()
 	for ((i = 1; i <= n; i++)); do
+		rm -f "$T/out.$i" "$T/err.$i"	# not an earlier many()'s banner
 		"$BUILD/$1" "${@:2}" > "$T/out.$i" 2> "$T/err.$i" &
 		MANY+=($!)
 		JOBS+=($!)

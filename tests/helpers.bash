@@ -130,6 +130,7 @@ while b"bpftrace-ready" not in open(sys.argv[1], "rb").read():
 # (stdout in $T/bt, the job in BT_JOB); the test skips without bpftrace.
 bpftrace_start() {
 	command -v bpftrace >/dev/null || skip "no bpftrace"
+	rm -f "$T/bt" "$T/bt.err"	# an earlier run's ready line is not this one's
 	bpftrace -e "$1$BT_READY" > "$T/bt" 2> "$T/bt.err" &
 	BT_JOB=$!
 	TOOL_SECS=$((TOOL_SECS * 3)) watchdog "$BT_JOB"	# see bpftrace_stop

@@ -199,19 +199,17 @@ EOF
 # (so that no other process on the machine matches -n).
 
 # rl_side NAME ARGS...: another readlat in the background (stdout
-# $T/NAME.out, stderr $T/NAME.err), attached when this returns.
+# $T/NAME.out, stderr $T/NAME.err), attached when this returns: start_more's
+# (which never takes an earlier run's banner for this one's).
 rl_side() {
 	local name=$1
 	shift
-	"$BUILD/readlat" "$@" > "$T/$name.out" 2> "$T/$name.err" &
-	printf -v "SIDE_$name" %s $!
-	watchdog $!
-	wait_for "$T/$name.err" 'Hit Ctrl-C to end'
+	start_more readlat "$name" "$@"
 }
 
 # rl_side_stop NAME: its final report, exit 0.
 rl_side_stop() {
-	local job=SIDE_$1
+	local job=${1}_TOOL
 	kill -INT "${!job}"
 	wait_exit "${!job}"
 }

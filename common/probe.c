@@ -36,9 +36,17 @@ static struct btf *kernel_btf(void)
 	return btf;
 }
 
-/* Trampolines can be compiled in and still refused (e.g. EPERM under some
- * security policies): only a real load of a minimal fentry program tells. */
-static bool fentry_loads(int btf_id, char *why, size_t len)
+/* The kernel's own ENOTSUPP, which no libc names: what a trampoline the
+ * architecture cannot make answers (arm64 before ftrace direct calls, 6.1
+ * among them: fentry programs load, and no kernel function takes one). */
+#define KERNEL_ENOTSUPP 524
+
+/* Trampolines can be compiled in and still refused, at load (EPERM under
+ * some security policies) or only at attach (ENOTSUPP where the arch has
+ * no trampoline for a kernel function): only a real load and attach of a
+ * minimal fentry program tells. It runs for the instant between the two
+ * (it returns 0 and touches nothing). */
+static bool fentry_works(int btf_id, const char *target, char *why, size_t len)
 {
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
@@ -48,13 +56,25 @@ static bool fentry_loads(int btf_id, char *why, size_t len)
 		    .expected_attach_type = BPF_TRACE_FENTRY,
 		    .attach_btf_id = (__u32)btf_id);
 	int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "fentry_probe", "GPL", insns, 2, &opts);
+	int link, err;
 
 	if (fd < 0) {
 		snprintf(why, len, "fentry programs refused by this kernel (%s)", strerror(errno));
 		return false;
 	}
+	link = bpf_raw_tracepoint_open(NULL, fd);
+	err = errno;
 	close(fd);
-	return true;
+	if (link >= 0) {
+		close(link);
+		return true;
+	}
+	if (err == KERNEL_ENOTSUPP)
+		snprintf(why, len, "fentry on %s cannot attach: no trampoline for kernel "
+			 "functions on this kernel (ENOTSUPP)", target);
+	else
+		snprintf(why, len, "fentry on %s cannot attach (%s)", target, strerror(err));
+	return false;
 }
 
 static bool kprobes_supported(void)
@@ -120,7 +140,7 @@ bool probe_available(const struct probe *p, char *why, size_t len)
 			snprintf(why, len, "function %s is not in the kernel BTF", p->target);
 			return false;
 		}
-		return fentry_loads(id, why, len);
+		return fentry_works(id, p->target, why, len);
 	case PROBE_KPROBE:
 		if (!kprobes_supported()) {
 			snprintf(why, len, "this kernel has no kprobes (CONFIG_KPROBES)");
@@ -303,7 +323,10 @@ struct bpf_link *probe_attach(struct bpf_object *obj, const char *prog, enum pro
 	if (link)
 		return link;
 	err = errno;
-	libbpf_strerror(-err, msg, sizeof(msg));
+	if (err == KERNEL_ENOTSUPP)
+		snprintf(msg, sizeof(msg), "not supported by this kernel (ENOTSUPP)");
+	else
+		libbpf_strerror(-err, msg, sizeof(msg));
 	/* The kernel checks context reads against the record at attach. */
 	diag_error("cannot attach %s %s: %s%s", probe_kind_name(kind), target, msg,
 		   kind == PROBE_TRACEPOINT && err == EACCES ?

@@ -4,8 +4,10 @@
 # kernel (Debian builds virtio-blk, the test disk's driver, as a module),
 # each MODULE with what it depends on, from the kernel package's .deb in
 # DIR (kernel.sh's). Leaves DIR/modules.cpio.gz, a gzipped newc cpio of
-# /lib/modules/VERSION/NAME.ko and /lib/modules/VERSION/load (the names,
-# one a line, in load order), which run.sh appends to the initramfs: the
+# /lib/modules/VERSION/NAME.ko, /lib/modules/VERSION/load (the names,
+# one a line, in load order) and the kernel's config at
+# /boot/config-VERSION, where Debian keeps it (guest tests read what the
+# kernel was built with there). run.sh appends it to the initramfs: the
 # kernel unpacks concatenated archives in turn. A MODULE built into the
 # kernel (modules.builtin) needs nothing; an empty archive is fine.
 set -euo pipefail
@@ -57,6 +59,8 @@ add() {
 for m in "$@"; do
 	add "$m"
 done
+mkdir -p "$tmp/root/boot"
+cp "$dir/config" "$tmp/root/boot/config-$version"
 
 (cd "$tmp/root" && find . -mindepth 1 | LC_ALL=C sort |
 	cpio -o -H newc -R 0:0 --quiet) | gzip -n -6 > "$dir/modules.cpio.gz.tmp"

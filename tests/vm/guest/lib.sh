@@ -259,6 +259,21 @@ expect_range() {
 
 # BPF objects: bpf_snapshot FILE records every loaded program and map;
 # bpf_new FILE prints those loaded now and not then (ids are never reused).
+# kconfig OPTION: whether the guest's kernel was built with CONFIG_OPTION=y
+# (its config, from the package, at /boot: modules.sh).
+kconfig() { grep -qx "CONFIG_$1=y" "/boot/config-$(uname -r)"; }
+
+# Whether this kernel can attach a BPF trampoline (fentry) to a kernel
+# function, as its build says: x86 patches the function's __fentry__ call
+# itself; other arches (arm64 before 6.4) need ftrace direct calls.
+fentry_attaches() {
+	[ "$(uname -m)" = x86_64 ] || kconfig DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+}
+
+# Whether the kernel has open(2) (x86_64 does; arm64 has only openat(2)
+# and openat2(2)): its syscall tracepoint, as tracefs lists them.
+has_open() { [ -d /sys/kernel/tracing/events/syscalls/sys_enter_open ]; }
+
 bpf_snapshot() { "$BPFLS" > "$T/$1" || fail "bpfls failed"; }
 bpf_new() {
 	"$BPFLS" > "$T/bpf.now" || fail "bpfls failed"

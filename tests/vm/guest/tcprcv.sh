@@ -228,9 +228,22 @@ test_retransmit() {
 }
 
 # --rcv-time: the chain's first choice here is fentry.
+# Where the kernel has no trampoline for a kernel function (arm64 6.1:
+# fentry programs load, their attach is refused with ENOTSUPP), the
+# kprobes take over, and --check says why.
 test_rcv_time_fentry() {
 	run "$BUILD/tcprcv" --check --rcv-time
 	expect_status 0 "$STATUS"
+	if ! fentry_attaches; then
+		refused='fentry on tcp_v4_rcv cannot attach: no trampoline for kernel functions on this kernel \(ENOTSUPP\)'
+		expect_line run.out "^probe tcp_v4_rcv +fallback +kprobe tcp_v4_rcv \\($refused\\)\$"
+		expect_line run.out "^probe tcp_v4_rcv return +fallback +kprobe tcp_v4_rcv \\($refused\\)\$"
+		run "$BUILD/tcprcv" --check
+		expect_line run.out '^--rcv-time +ok +kprobe tcp_v4_rcv$'
+		rcv_time -v
+		expect_line err 'probe tcp_v4_rcv: fallback \(kprobe tcp_v4_rcv'
+		return
+	fi
 	expect_line run.out '^probe tcp_v4_rcv +ok +fentry tcp_v4_rcv$'
 	expect_line run.out '^probe tcp_v4_rcv return +ok +fentry tcp_v4_rcv$'
 	run "$BUILD/tcprcv" --check

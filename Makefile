@@ -22,8 +22,33 @@ SANITIZE ?= 0
 # OUTPUT is given; make valgrind-test runs tests/valgrind/valgrind.bats
 # on it (tests/valgrind/valgrind.mk).
 VALGRIND ?= 0
-OUTPUT ?= $(if $(filter 1,$(SANITIZE)),build-san,$(if $(filter 1,$(VALGRIND)),build-vg,build))
-ARCH ?= x86
+# The machine the tools are for, in the kernel's words (its vmlinux/ARCH
+# and the BPF programs' __TARGET_ARCH_): this one's by default. ARCH=arm64
+# on an x86_64 host is a cross build (CROSS_COMPILE, default
+# aarch64-linux-gnu-: Debian's gcc-aarch64-linux-gnu, with the libraries
+# as :arm64 multiarch packages) into build-arm64 unless OUTPUT is given.
+ARCHES := x86 arm64
+arch_of_uname = $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(1)))
+HOST_ARCH := $(call arch_of_uname,$(shell uname -m))
+ARCH ?= $(HOST_ARCH)
+# uname's words too: ARCH=aarch64, ARCH=x86_64 (an ARCH from the kernel's build)
+override ARCH := $(call arch_of_uname,$(strip $(ARCH)))
+ifeq ($(filter $(ARCH),$(ARCHES)),)
+$(error ARCH=$(ARCH): one of $(ARCHES))
+endif
+# GNU triplets and the user-mode emulator's names (qemu-user-static).
+GNU_ARCH_x86 := x86_64
+GNU_ARCH_arm64 := aarch64
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS := 1
+CROSS_COMPILE ?= $(GNU_ARCH_$(ARCH))-linux-gnu-
+ifneq ($(SANITIZE)$(VALGRIND),00)
+$(error ARCH=$(ARCH) is a cross build: SANITIZE and VALGRIND need this machine's arch)
+endif
+endif
+CROSS ?= 0
+CROSS_COMPILE ?=
+OUTPUT ?= $(if $(filter 1,$(SANITIZE)),build-san,$(if $(filter 1,$(VALGRIND)),build-vg,$(if $(filter 1,$(CROSS)),build-$(ARCH),build)))
 PREFIX ?= /usr/local
 DESTDIR ?=
 STATIC ?= 1
@@ -50,7 +75,15 @@ VERSION := unknown
 endif
 endif
 
-CC ?= cc
+ifeq ($(origin CC),default)
+CC := $(if $(CROSS_COMPILE),$(CROSS_COMPILE)gcc,cc)
+endif
+STRIP ?= $(CROSS_COMPILE)strip
+# A cross build's completion tables come from running its tools under
+# the emulator (completion/completion.mk).
+ifeq ($(CROSS),1)
+COMPLETION_RUN ?= qemu-$(GNU_ARCH_$(ARCH))-static
+endif
 CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
@@ -133,10 +166,22 @@ $(OUTPUT)/%: $(OUTPUT)/%.o $(COMMON_OBJS)
 RELEASE_COMPLETIONS := completions
 include packaging/release.mk
 
-# Regenerate the committed vmlinux.h from this machine's kernel BTF.
+# Regenerate the committed vmlinux.h: from this machine's kernel BTF, or
+# for another arch (a cross build) from the BTF inside the image of
+# Debian's kernel of that arch, VMLINUX_PKG (downloaded and unpacked, never
+# installed, as make vm-test does: tests/vm/kernel.sh), which is what
+# /sys/kernel/btf/vmlinux shows on a machine booted with it.
+VMLINUX_PKG_arm64 := linux-image-arm64
+VMLINUX_PKG ?= $(VMLINUX_PKG_$(ARCH))
 vmlinux:
 	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
+ifeq ($(CROSS),1)
+	$(Q)bash tests/vm/kernel.sh $(VMLINUX_PKG) $(OUTPUT)/vmlinux-kernel $(VM_DEBARCH)
+	$(Q)python3 vmlinux/image-btf.py $(OUTPUT)/vmlinux-kernel/vmlinuz $(OUTPUT)/vmlinux.btf
+	$(Q)$(BPFTOOL) btf dump file $(OUTPUT)/vmlinux.btf format c > vmlinux/$(ARCH)/vmlinux.h
+else
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+endif
 
 # Where make install puts things (all under DESTDIR). APP_PREFIX goes
 # before every installed tool's name, its man page's and the name inside

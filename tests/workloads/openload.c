@@ -52,6 +52,13 @@
 
 enum place { PLACE_PLAIN, PLACE_COLD, PLACE_EDGE };
 enum call { CALL_OPEN, CALL_OPENAT, CALL_OPENAT2 };
+/* open(2) is x86's and other old ABIs'; arm64 has only openat(2) and
+ * openat2(2): --call open is refused there (exit 3), see main(). */
+#ifdef SYS_open
+#define SYS_OPEN_NR SYS_open
+#else
+#define SYS_OPEN_NR -1L
+#endif
 
 static const char *files[MAX_FILES];
 static int nfiles;
@@ -101,7 +108,7 @@ static int do_open(const char *path)
 
 	switch (call) {
 	case CALL_OPEN:
-		return (int)syscall(SYS_open, path, flags, 0600);
+		return (int)syscall(SYS_OPEN_NR, path, flags, 0600);
 	case CALL_OPENAT2:
 		return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	default:
@@ -111,7 +118,7 @@ static int do_open(const char *path)
 
 static long call_nr(void)
 {
-	return call == CALL_OPEN ? SYS_open : call == CALL_OPENAT2 ? SYS_openat2 : SYS_openat;
+	return call == CALL_OPEN ? SYS_OPEN_NR : call == CALL_OPENAT2 ? SYS_openat2 : SYS_openat;
 }
 
 /* Is the opener blocked in its open? /proc/PID/task/TID/syscall says
@@ -326,6 +333,10 @@ int main(int argc, char **argv)
 		case 'c':
 			call = !strcmp(optarg, "open") ? CALL_OPEN :
 			       !strcmp(optarg, "openat2") ? CALL_OPENAT2 : CALL_OPENAT;
+			if (call == CALL_OPEN && SYS_OPEN_NR < 0) {
+				fprintf(stderr, "openload: this architecture has no open(2)\n");
+				exit(3);
+			}
 			break;
 		case 'F': parse_flags(optarg); break;
 		case 'C': place = PLACE_COLD; break;

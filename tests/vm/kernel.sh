@@ -1,36 +1,49 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# kernel.sh PACKAGE DIR: fetch a Debian kernel image package into DIR without
-# installing it, and check that its config has what the tools need.
+# kernel.sh PACKAGE DIR [DEBARCH]: fetch a Debian kernel image package into
+# DIR without installing it, and check that its config has what the tools
+# need.
 #
 # PACKAGE is a meta-package (linux-image-cloud-amd64), resolved to the image
-# package it depends on, or an image package itself. Leaves DIR/vmlinuz
+# package it depends on, or an image package itself, of architecture
+# DEBARCH (default: this machine's; another, arm64, needs dpkg
+# --add-architecture and apt-get update first). Leaves DIR/vmlinuz
 # (a symlink into DIR/boot), DIR/config and DIR/package ("NAME VERSION").
 # A .deb already in DIR is reused: nothing is downloaded twice.
 set -euo pipefail
 
 meta=$1
 dir=$2
-# What the guest needs from the kernel: BPF and its tracing probes, BTF, and
-# booting from an initramfs on a serial console (the test disk's driver,
-# a module, is modules.sh's).
-NEEDED="BPF_SYSCALL BPF_EVENTS DEBUG_INFO_BTF KPROBES FTRACE_SYSCALLS
-	BLK_DEV_INITRD RD_GZIP DEVTMPFS SERIAL_8250 SERIAL_8250_CONSOLE"
-
 die() { echo "vm: $*" >&2; exit 1; }
 
 command -v dpkg-deb >/dev/null || die "dpkg-deb not found (a Debian host is needed to fetch the kernel)"
+arch=${3:-$(dpkg --print-architecture)}
+# What the guest needs from the kernel: BPF and its tracing probes, BTF, and
+# booting from an initramfs on a serial console, run.sh's for the arch:
+# x86's 8250 (q35), arm64's PL011 (virt). The test disk's driver, a
+# module, is modules.sh's.
+case $arch in
+amd64) serial="SERIAL_8250 SERIAL_8250_CONSOLE" ;;
+arm64) serial="SERIAL_AMBA_PL011 SERIAL_AMBA_PL011_CONSOLE" ;;
+*) die "no guest for $arch: amd64 or arm64" ;;
+esac
+NEEDED="BPF_SYSCALL BPF_EVENTS DEBUG_INFO_BTF KPROBES FTRACE_SYSCALLS
+	BLK_DEV_INITRD RD_GZIP DEVTMPFS $serial"
 mkdir -p "$dir"
 cd "$dir"
 
 deb=$(ls -1 linux-image-*.deb 2>/dev/null | head -n1 || true)
 if [ -z "$deb" ]; then
+	# Qualified (NAME:ARCH): apt takes it for this machine's arch too, and
+	# answers a foreign one's dependencies qualified the same way.
 	case $meta in
-	linux-image-[0-9]*) pkg=$meta ;;
+	linux-image-[0-9]*) pkg=$meta:$arch ;;
 	*)
-		pkg=$(apt-cache depends "$meta" 2>/dev/null |
+		pkg=$(apt-cache depends "$meta:$arch" 2>/dev/null |
 			awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }')
-		[ -n "$pkg" ] || die "cannot resolve $meta to a kernel image package (try: apt-get update)"
+		[ -n "$pkg" ] || die "cannot resolve $meta:$arch to a kernel image package (try: apt-get update$(
+			[ "$arch" = "$(dpkg --print-architecture)" ] || echo "; dpkg --add-architecture $arch first"))"
+		case $pkg in *:*) ;; *) pkg=$pkg:$arch ;; esac
 		;;
 	esac
 	echo "vm: downloading $pkg (from $meta)" >&2

@@ -11,24 +11,34 @@
 # module: the kernel's modules.cpio.gz (modules.sh), if any, is appended
 # to INITRD for this run.
 #
-# Environment: VM_TIMEOUT (seconds, default 300), VM_TESTS (guest test
-# files or tests to run, e.g. "readlat runtime.verifier_log"; default all),
-# QEMU, VM_ACCEL, VM_MEM, VM_SMP, VM_APPEND (more kernel command line),
-# VM_DISK_MB.
+# Environment: VM_ARCH (the guest's, as make's ARCH: x86, default, or
+# arm64), VM_TIMEOUT (seconds, default 300), VM_TESTS (guest test files
+# or tests to run, e.g. "readlat runtime.verifier_log"; default all),
+# QEMU, VM_CPU, VM_ACCEL, VM_MEM, VM_SMP, VM_APPEND (more kernel command
+# line), VM_DISK_MB.
 set -uo pipefail
 
 kernel=$1 initrd=$2 log=$3
 timeout_s=${VM_TIMEOUT:-300}
-qemu=${QEMU:-qemu-system-x86_64}
+# Each arch's machine: x86_64 a q35 PC, its console the first 8250 UART;
+# arm64 qemu's virt board (PCIe, a PL011 UART), its CPU a Neoverse N1
+# (the cores of Graviton2 and Ampere Altra: ARMv8.2 with LSE atomics).
+case ${VM_ARCH:-x86} in
+x86) qemu=${QEMU:-qemu-system-x86_64} qemu_pkg=qemu-system-x86 machine=q35 console=ttyS0
+	cpu=${VM_CPU:-} ;;
+arm64) qemu=${QEMU:-qemu-system-aarch64} qemu_pkg=qemu-system-arm machine=virt console=ttyAMA0
+	cpu=${VM_CPU:-neoverse-n1} ;;
+*) echo "vm: VM_ARCH=$VM_ARCH: x86 or arm64" >&2; exit 1 ;;
+esac
 # A hung or oopsed guest kernel powers off at once (softlockup_panic,
 # oops=panic, panic=-1 with -no-reboot) rather than waiting for the
 # timeout: a task that oopses holding a lock can hang the rest for good.
-append="console=ttyS0 panic=-1 softlockup_panic=1 oops=panic quiet ${VM_APPEND:-}"
+append="console=$console panic=-1 softlockup_panic=1 oops=panic quiet ${VM_APPEND:-}"
 # shellcheck disable=SC2086 # split and rejoin: any spacing, commas between
 tests=$(echo ${VM_TESTS:-} | tr ' ' ,)
 [ -n "$tests" ] && append="$append vmtest.only=$tests"
 
-command -v "$qemu" >/dev/null || { echo "vm: $qemu not found (apt-get install qemu-system-x86)" >&2; exit 1; }
+command -v "$qemu" >/dev/null || { echo "vm: $qemu not found (apt-get install $qemu_pkg)" >&2; exit 1; }
 
 pkg=$(cat "$(dirname "$kernel")/package" 2>/dev/null || echo "?")
 
@@ -57,7 +67,8 @@ start=$(date +%s)
 # enabled or disabled: both vCPUs loop on the int3 of text_poke_bp in
 # syscall_trace_enter (soft lockup, see tests/vm/README.md).
 timeout -k 10 "$timeout_s" "$qemu" \
-	-machine q35 -accel "${VM_ACCEL:-tcg,thread=single}" -m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}" \
+	-machine "$machine" ${cpu:+-cpu "$cpu"} -accel "${VM_ACCEL:-tcg,thread=single}" \
+	-m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}" \
 	-nographic -nodefaults -no-user-config -serial stdio -monitor none -no-reboot \
 	-kernel "$kernel" -initrd "$initrd" -append "$append" \
 	-drive "file=$disk,format=raw,if=none,id=disk,cache=$cache" -device virtio-blk-pci,drive=disk \

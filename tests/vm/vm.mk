@@ -13,21 +13,34 @@
 #   make vm-test VM_DISK_MB=128      size of the guest's test disk (run.sh)
 
 VM_DIR := $(OUTPUT)/vm
+# The guest is the build's ARCH, its kernels Debian's packages of that
+# architecture: x86 (amd64) under qemu-system-x86_64, arm64 under
+# qemu-system-aarch64 (make vm-test ARCH=arm64, a cross build's binaries).
+VM_DEBARCH_x86 := amd64
+VM_DEBARCH_arm64 := arm64
+VM_DEBARCH := $(VM_DEBARCH_$(ARCH))
 # Kernel packages, booted in this order. A word without the linux-image-
-# prefix is short for linux-image-WORD-amd64 (cloud, rt). VM_KERNEL_PKG,
-# if set, is the default list (one package).
+# prefix is short for linux-image-WORD-amd64 (cloud, rt; -arm64 for
+# ARCH=arm64). VM_KERNEL_PKG, if set, is the default list (one package).
+# arm64's default is Debian's generic arm64 kernel (linux-image-arm64).
 VM_KERNEL_PKG ?=
-VM_KERNELS ?= $(or $(VM_KERNEL_PKG),cloud rt)
+VM_DEFAULT_KERNELS_x86 := cloud rt
+VM_DEFAULT_KERNELS_arm64 := linux-image-arm64
+VM_KERNELS ?= $(or $(VM_KERNEL_PKG),$(VM_DEFAULT_KERNELS_$(ARCH)))
 VM_TIMEOUT ?= 600
 VM_TESTS ?=
-BUSYBOX ?= /bin/busybox
+# The guest's shell and tools: this machine's static busybox, or for a
+# cross build busybox-static of the guest's architecture, downloaded
+# (never installed) into VM_DIR.
+BUSYBOX ?= $(if $(filter 1,$(CROSS)),$(VM_DIR)/busybox,/bin/busybox)
 # Drivers the guest loads, from each kernel's own package (Debian builds
 # them as modules): the test disk's (virtio-blk over PCI), with what they
 # depend on. See modules.sh.
 VM_MODULES ?= virtio_pci virtio_blk
-VM_PKGS := $(foreach k,$(VM_KERNELS),$(if $(filter linux-image-%,$(k)),$(k),linux-image-$(k)-amd64))
-# A kernel's short name (cloud, rt, 6.1.0-57-rt): its directory, its log.
-vm_name = $(patsubst linux-image-%,%,$(patsubst %-amd64,%,$(1)))
+VM_PKGS := $(foreach k,$(VM_KERNELS),$(if $(filter linux-image-%,$(k)),$(k),linux-image-$(k)-$(VM_DEBARCH)))
+# A kernel's short name (cloud, rt, 6.1.0-57-rt, arm64): its directory,
+# its log.
+vm_name = $(patsubst %-$(VM_DEBARCH),%,$(patsubst linux-image-%,%,$(1)))
 VM_KERNEL_DIRS := $(foreach p,$(VM_PKGS),$(VM_DIR)/kernel-$(call vm_name,$(p)))
 VM_INITRD := $(VM_DIR)/initramfs.cpio.gz
 # Every binary the build makes, at the same path under /build in the guest.
@@ -47,7 +60,7 @@ $(VM_DIR):
 define VM_KERNEL_RULE
 $(VM_DIR)/kernel-$(call vm_name,$(1))/vmlinuz: | $(VM_DIR)
 	$$(call msg,KERNEL,$(1))
-	$$(Q)bash tests/vm/kernel.sh $(1) $$(@D)
+	$$(Q)bash tests/vm/kernel.sh $(1) $$(@D) $(VM_DEBARCH)
 endef
 $(foreach p,$(sort $(VM_PKGS)),$(eval $(call VM_KERNEL_RULE,$(p))))
 
@@ -60,6 +73,10 @@ $(foreach p,$(sort $(VM_PKGS)),$(eval $(call VM_KERNEL_RULE,$(p))))
 	$(call msg,MODULES,$@)
 	$(Q)bash tests/vm/modules.sh $(@D) $(VM_MODULES)
 
+$(VM_DIR)/busybox: tests/vm/busybox.sh | $(VM_DIR)
+	$(call msg,BUSYBOX,$@)
+	$(Q)bash tests/vm/busybox.sh $(VM_DEBARCH) $@
+
 $(VM_DIR)/bpfls: tests/vm/bpfls.c | $(VM_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(PLAIN_CFLAGS) -static $< -o $@
@@ -68,7 +85,8 @@ $(VM_LIST): vm-force | $(VM_DIR)
 	$(Q)echo '$(BUSYBOX) $(VM_BINS) $(VM_GUEST)' | cmp -s - $@ || \
 		echo '$(BUSYBOX) $(VM_BINS) $(VM_GUEST)' > $@
 
-$(VM_INITRD): $(VM_BINS) $(VM_GUEST) $(VM_LIST) tests/vm/guest tests/vm/mkinitramfs.sh $(wildcard $(BUSYBOX)) | $(VM_DIR)
+$(VM_INITRD): $(VM_BINS) $(VM_GUEST) $(VM_LIST) tests/vm/guest tests/vm/mkinitramfs.sh \
+		$(if $(filter $(VM_DIR)/busybox,$(BUSYBOX)),$(BUSYBOX),$(wildcard $(BUSYBOX))) | $(VM_DIR)
 	$(call msg,INITRD,$@)
 	$(Q)bash tests/vm/mkinitramfs.sh $@ $(OUTPUT) $(BUSYBOX) $(VM_BINS)
 
@@ -78,5 +96,5 @@ vm-initramfs: $(VM_INITRD)
 # One kernel after the other, each with its header; then one summary line
 # per kernel. Fails if any kernel's run failed (the later ones still run).
 vm-test: $(VM_KERNEL_DIRS:%=%/vmlinuz) $(VM_KERNEL_DIRS:%=%/modules.cpio.gz) $(VM_INITRD)
-	$(Q)VM_TIMEOUT=$(VM_TIMEOUT) VM_TESTS='$(VM_TESTS)' \
+	$(Q)VM_ARCH=$(ARCH) VM_TIMEOUT=$(VM_TIMEOUT) VM_TESTS='$(VM_TESTS)' \
 		bash tests/vm/run-all.sh $(VM_INITRD) $(VM_KERNEL_DIRS)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The README's commands work as written: as root on a machine without
 # sudo (a container, a cloud image logged in as root) and for a user with
-# sudo. apt-get, make, sudo and the tool are stubs that log their calls.
+# sudo. apt-get, dpkg, make, sudo and the tool are stubs that log their
+# calls.
 
 load helpers
 bats_require_minimum_version 1.5.0
@@ -13,7 +14,7 @@ setup() {
 	NONROOT_DIR=$(mktemp -d /tmp/tracetools-readme.XXXXXX)
 	T=$NONROOT_DIR
 	mkdir -p "$T/bin" "$T/cwd/build"
-	for c in apt-get make; do stub "$T/bin/$c" "$c"; done
+	for c in apt-get dpkg make; do stub "$T/bin/$c" "$c"; done
 	stub "$T/cwd/build/readlat" readlat
 	ln -s "$(command -v id)" "$T/bin/id"
 	chmod -R a+rX "$T"
@@ -54,14 +55,19 @@ $cmd"
 		refute grep -v '(uid 0)$' "$T/calls"
 	done
 	grep -q '^readlat  (uid 0)$' "$T/calls"
+	: > "$T/calls"
 	run_block '<!-- test-command -->' 0
 	grep -q '^make test (uid 0)$' "$T/calls"
+	# the arm64 libraries of the cross build: multiarch, before the update
+	grep -q '^dpkg --add-architecture arm64 (uid 0)$' "$T/calls"
+	[ "$(grep -n -m1 '^dpkg ' "$T/calls" | cut -d: -f1)" -lt "$(grep -n -m1 '^apt-get update' "$T/calls" | cut -d: -f1)" ]
 }
 
 @test "README: a user runs them through sudo" {
 	stub "$T/bin/sudo" sudo
 	run_block '<!-- test-command -->' "$NOBODY"
 	[ "$status" -eq 0 ]
+	grep -q "^sudo dpkg --add-architecture arm64 (uid $NOBODY)$" "$T/calls"
 	grep -q "^sudo apt-get update (uid $NOBODY)$" "$T/calls"
 	grep -q "^sudo make test (uid $NOBODY)$" "$T/calls"
 	refute grep -q '^apt-get' "$T/calls"

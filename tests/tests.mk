@@ -60,15 +60,18 @@ endif
 -include tests/lifecycle.mk
 -include tests/soak.mk
 -include tests/lint.mk
+-include tests/arm64.mk
 
 # What make test runs, in order: static analysis, the unit tests, each
 # fuzz target for 60 s from its corpus, the tools on this kernel, the
 # same suite on the sanitized build, one run of each tool under
 # valgrind, 100+ start/stop cycles of each tool, each tool for 60 s
 # under load (RSS, map fill, lost), then Debian 12's 6.1 in
-# a VM. Every stage runs even when one before it failed (a failed bats
-# test must not hide what 6.1 says), and test fails if any stage did.
-TEST_STAGES := lint unit-test fuzz bats-test san-test valgrind-test lifecycle-test soak-test vm-test
+# a VM, then the arm64 build and its guest tests on arm64 6.1. Every
+# stage runs even when one before it failed (a failed bats test must not
+# hide what 6.1 says), and test fails if any stage did.
+TEST_STAGES := lint unit-test fuzz bats-test san-test valgrind-test lifecycle-test soak-test vm-test \
+	arm64-test
 
 test:
 	$(Q)st=0; for t in $(TEST_STAGES); do \

@@ -45,9 +45,12 @@ CROSS_COMPILE ?= $(GNU_ARCH_$(ARCH))-linux-gnu-
 ifneq ($(SANITIZE)$(VALGRIND),00)
 $(error ARCH=$(ARCH) is a cross build: SANITIZE and VALGRIND need this machine's arch)
 endif
+else
+# A native build: a CROSS_COMPILE of the environment (a kernel build's) is
+# not this build's.
+override CROSS_COMPILE :=
 endif
 CROSS ?= 0
-CROSS_COMPILE ?=
 OUTPUT ?= $(if $(filter 1,$(SANITIZE)),build-san,$(if $(filter 1,$(VALGRIND)),build-vg,$(if $(filter 1,$(CROSS)),build-$(ARCH),build)))
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -80,9 +83,18 @@ CC := $(if $(CROSS_COMPILE),$(CROSS_COMPILE)gcc,cc)
 endif
 STRIP ?= $(CROSS_COMPILE)strip
 # A cross build's completion tables come from running its tools under
-# the emulator (completion/completion.mk).
+# the emulator (completion/completion.mk). Its compiler must build for
+# ARCH: a CC given (the environment's, a parent make's) that builds for
+# this machine would make x86 tools in build-arm64.
 ifeq ($(CROSS),1)
 COMPLETION_RUN ?= qemu-$(GNU_ARCH_$(ARCH))-static
+CC_MACHINE := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine 2>/dev/null)))
+ifeq ($(CC_MACHINE),)
+$(error ARCH=$(ARCH): no compiler $(CC) (apt-get install gcc-$(GNU_ARCH_$(ARCH))-linux-gnu, or give CROSS_COMPILE))
+endif
+ifneq ($(CC_MACHINE),$(GNU_ARCH_$(ARCH)))
+$(error ARCH=$(ARCH): CC=$(CC) builds for $(CC_MACHINE), not $(GNU_ARCH_$(ARCH)) (leave CC unset for $(CROSS_COMPILE)gcc))
+endif
 endif
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -129,8 +141,16 @@ endif
 
 all: $(BINS)
 
+# An OUTPUT is for one ARCH (its .arch, written when it is made): a make
+# of it for another would take its objects as up to date.
 $(OUTPUT) $(OUTPUT)/common $(OUTPUT)/tests:
-	$(Q)mkdir -p $@
+	$(Q)mkdir -p $@ && { [ -e $(OUTPUT)/.arch ] || echo $(ARCH) > $(OUTPUT)/.arch; }
+OUTPUT_ARCH := $(shell cat '$(OUTPUT)/.arch' 2>/dev/null)
+ifneq ($(OUTPUT_ARCH),)
+ifneq ($(OUTPUT_ARCH),$(ARCH))
+$(error $(OUTPUT) holds an ARCH=$(OUTPUT_ARCH) build, not ARCH=$(ARCH): another OUTPUT, or make clean OUTPUT=$(OUTPUT) ARCH=$(OUTPUT_ARCH))
+endif
+endif
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(COMMON_HDRS) $(wildcard tools/*.h) | $(OUTPUT)
 	$(call msg,BPF,$@)
@@ -176,12 +196,14 @@ VMLINUX_PKG ?= $(VMLINUX_PKG_$(ARCH))
 vmlinux:
 	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
 ifeq ($(CROSS),1)
+	$(Q)[ -n "$(VMLINUX_PKG)" ] || { echo "make vmlinux: no kernel package for ARCH=$(ARCH) (VMLINUX_PKG=...)" >&2; exit 1; }
 	$(Q)bash tests/vm/kernel.sh $(VMLINUX_PKG) $(OUTPUT)/vmlinux-kernel $(VM_DEBARCH)
 	$(Q)python3 vmlinux/image-btf.py $(OUTPUT)/vmlinux-kernel/vmlinuz $(OUTPUT)/vmlinux.btf
-	$(Q)$(BPFTOOL) btf dump file $(OUTPUT)/vmlinux.btf format c > vmlinux/$(ARCH)/vmlinux.h
+	$(Q)$(BPFTOOL) btf dump file $(OUTPUT)/vmlinux.btf format c > vmlinux/$(ARCH)/vmlinux.h.tmp
 else
-	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h.tmp
 endif
+	$(Q)mv vmlinux/$(ARCH)/vmlinux.h.tmp vmlinux/$(ARCH)/vmlinux.h
 
 # Where make install puts things (all under DESTDIR). APP_PREFIX goes
 # before every installed tool's name, its man page's and the name inside

@@ -41,12 +41,17 @@ static struct btf *kernel_btf(void)
  * among them: fentry programs load, and no kernel function takes one). */
 #define KERNEL_ENOTSUPP 524
 
+static const char *kernel_strerror(int err)
+{
+	return err == KERNEL_ENOTSUPP ? "not supported by this kernel (ENOTSUPP)" : strerror(err);
+}
+
 /* Trampolines can be compiled in and still refused, at load (EPERM under
  * some security policies) or only at attach (ENOTSUPP where the arch has
  * no trampoline for a kernel function): only a real load and attach of a
  * minimal fentry program tells. It runs for the instant between the two
  * (it returns 0 and touches nothing). */
-static bool fentry_works(int btf_id, const char *target, char *why, size_t len)
+static bool fentry_try(int btf_id, const char *target, char *why, size_t len)
 {
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
@@ -59,7 +64,7 @@ static bool fentry_works(int btf_id, const char *target, char *why, size_t len)
 	int link, err;
 
 	if (fd < 0) {
-		snprintf(why, len, "fentry programs refused by this kernel (%s)", strerror(errno));
+		snprintf(why, len, "fentry programs refused by this kernel (%s)", kernel_strerror(errno));
 		return false;
 	}
 	link = bpf_raw_tracepoint_open(NULL, fd);
@@ -75,6 +80,28 @@ static bool fentry_works(int btf_id, const char *target, char *why, size_t len)
 	else
 		snprintf(why, len, "fentry on %s cannot attach (%s)", target, strerror(err));
 	return false;
+}
+
+/* Once a function: a tool asks for its entry and its return, and --check
+ * again, and each try patches the kernel's text twice (and its detach
+ * may wait for RCU grace periods). */
+static bool fentry_works(int btf_id, const char *target, char *why, size_t len)
+{
+	static struct { int id; bool ok; char why[256]; } seen[8];
+	static size_t nseen;
+
+	for (size_t i = 0; i < nseen; i++)
+		if (seen[i].id == btf_id) {
+			snprintf(why, len, "%s", seen[i].why);
+			return seen[i].ok;
+		}
+	if (nseen == sizeof(seen) / sizeof(seen[0]))
+		return fentry_try(btf_id, target, why, len);
+	seen[nseen].id = btf_id;
+	seen[nseen].why[0] = '\0';
+	seen[nseen].ok = fentry_try(btf_id, target, seen[nseen].why, sizeof(seen[nseen].why));
+	snprintf(why, len, "%s", seen[nseen].why);
+	return seen[nseen++].ok;
 }
 
 static bool kprobes_supported(void)
@@ -324,7 +351,7 @@ struct bpf_link *probe_attach(struct bpf_object *obj, const char *prog, enum pro
 		return link;
 	err = errno;
 	if (err == KERNEL_ENOTSUPP)
-		snprintf(msg, sizeof(msg), "not supported by this kernel (ENOTSUPP)");
+		snprintf(msg, sizeof(msg), "%s", kernel_strerror(err));
 	else
 		libbpf_strerror(-err, msg, sizeof(msg));
 	/* The kernel checks context reads against the record at attach. */

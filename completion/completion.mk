@@ -9,10 +9,11 @@
 # table is what cli_parse() really assembles (the shared groups a tool
 # takes, the order, hidden options left out), from the same objects.
 # The cost is running the built binary on the build host. A cross build
-# (issue 21) runs it under an emulator, COMPLETION_RUN=qemu-aarch64 (the
-# binary is static), or takes the tables of a native build of the same
-# tree, COMPLETION_TABLES=build-x86/completion: they name options and
-# words, nothing of the architecture.
+# (make ARCH=arm64) runs it under an emulator, COMPLETION_RUN (the
+# Makefile's default qemu-aarch64-static; the binary is static), or takes
+# the tables of a native build of the same tree,
+# COMPLETION_TABLES=build/completion: they name options and words,
+# nothing of the architecture.
 
 APP_PREFIX ?=
 COMPLETION_RUN ?=

@@ -19,16 +19,22 @@
 # whose SHA256SUMS check.
 
 ARM64_OUTPUT ?= build-arm64
-ARM64_MAKE = $(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(ARM64_OUTPUT)
+# Its own compiler, whatever CC this make was given (a command line's CC
+# reaches every sub-make): the cross one, or on an arm64 host the native.
+ARM64_CC := $(if $(filter arm64,$(HOST_ARCH)),$(CC),$(GNU_ARCH_arm64)-linux-gnu-gcc)
+ARM64_MAKE = $(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(ARM64_OUTPUT) CC=$(ARM64_CC)
 ARM64_RUN := $(if $(filter arm64,$(HOST_ARCH)),,qemu-aarch64-static)
 
 .PHONY: arm64-build arm64-test
 arm64-build:
-	$(Q)$(ARM64_MAKE) all workloads
+	+$(Q)$(ARM64_MAKE) all workloads
 
+# Each step whatever the one before said, as make test's stages; fails if
+# any did.
 arm64-test: arm64-build all
-	$(Q)$(ARM64_MAKE) unit-test
-	$(Q)st=0; for t in $(TOOLS); do \
+	+$(Q)st=0; \
+	$(ARM64_MAKE) unit-test || { st=1; echo "arm64-test: the unit tests failed" >&2; }; \
+	for t in $(TOOLS); do \
 		f=$(ARM64_OUTPUT)/$$t; \
 		m=$$(LC_ALL=C readelf -hW $$f | sed -n 's/^ *Machine: *//p'); \
 		[ "$$m" = AArch64 ] || { echo "arm64-test: $$f is for '$$m', not AArch64" >&2; st=1; }; \
@@ -40,14 +46,15 @@ arm64-test: arm64-build all
 		cmp $(OUTPUT)/completion/$$t.table $(ARM64_OUTPUT)/completion/$$t.table || st=1; \
 	done; \
 	[ $$st = 0 ] && echo "arm64-test: $(TOOLS): AArch64, static, run, same completion tables"; \
-	exit $$st
-	$(Q)$(ARM64_MAKE) release
-	$(Q)set -e; tar=$(ARM64_OUTPUT)/tracetools-$(VERSION)-aarch64.tar.gz; \
-		d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; tar -xzf $$tar -C $$d; \
-		cd $$d/tracetools-$(VERSION)-aarch64 && sha256sum --quiet -c SHA256SUMS; \
+	tar=$(ARM64_OUTPUT)/tracetools-$(VERSION)-aarch64.tar.gz; \
+	if $(ARM64_MAKE) release && (set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+		tar -xzf $$tar -C $$d; cd $$d/tracetools-$(VERSION)-aarch64; sha256sum --quiet -c SHA256SUMS; \
 		for t in $(TOOLS); do \
 			LC_ALL=C readelf -hW $$t | grep -qE '^ *Machine: *AArch64$$' && \
 			! LC_ALL=C readelf -SW $$t | grep -q '\.debug_info' || \
 			{ echo "arm64-test: $$tar: $$t is not a stripped AArch64 ELF" >&2; exit 1; }; \
-		done; echo "arm64-test: $${tar##*/}: $(TOOLS), stripped AArch64, sums check"
-	$(Q)$(ARM64_MAKE) vm-test
+		done); then \
+		echo "arm64-test: $${tar##*/}: $(TOOLS), stripped AArch64, sums check"; \
+	else st=1; echo "arm64-test: make release failed or its tarball is wrong" >&2; fi; \
+	$(ARM64_MAKE) vm-test || st=1; \
+	exit $$st

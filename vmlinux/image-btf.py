@@ -21,7 +21,7 @@ LEAD = struct.pack("<HBBI", 0xEB9F, 1, 0, HEADER.size)
 
 def candidates(image):
     at = image.find(LEAD)
-    while at >= 0:
+    while 0 <= at <= len(image) - HEADER.size:
         _, _, _, hdr_len, type_off, type_len, str_off, str_len = HEADER.unpack_from(image, at)
         end = at + hdr_len + str_off + str_len
         strings = image[at + hdr_len + str_off:end]

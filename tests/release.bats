@@ -171,3 +171,38 @@ sums() {
 	# modes as made, whatever the umask: files 0644 (tools 0755)
 	[ -z "$(find . -type f ! -perm 0644 ! -perm 0755)" ] && [ -z "$(find . -type d ! -perm 0755)" ]
 }
+
+@test "ARCH=arm64: a compiler for another machine, none, or an OUTPUT of another ARCH is one line, exit 2" {
+	command -v aarch64-linux-gnu-gcc > /dev/null || skip "no aarch64-linux-gnu-gcc"
+	# a CC given (the environment's, a parent make's) that builds for this machine
+	run make -n -C "$DIST" ARCH=arm64 CC=gcc all
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"ARCH=arm64: CC=gcc builds for x86_64, not aarch64"* ]]
+	run make -n -C "$DIST" ARCH=arm64 CROSS_COMPILE=nonesuch- all
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"ARCH=arm64: no compiler nonesuch-gcc"* ]]
+	# the native build remembers its ARCH: a cross make of it would take
+	# its x86 objects as up to date
+	[ "$(cat "$DIST/build/.arch")" = x86 ]
+	run make -n -C "$DIST" ARCH=arm64 OUTPUT=build all
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"build holds an ARCH=x86 build, not ARCH=arm64"* ]]
+	# the cross one
+	run -0 make -n -C "$DIST" ARCH=arm64 all
+	[[ "$output" == *"aarch64-linux-gnu-gcc"* ]]
+	# an environment's CROSS_COMPILE (a kernel build's) is not a native build's
+	run -0 env CROSS_COMPILE=aarch64-linux-gnu- make -n -C "$DIST" all
+	[[ "$output" != *"aarch64-linux-gnu-"* ]]
+}
+
+@test "make arm64-test runs every step whatever the one before said, and fails if one did" {
+	local stub=$BATS_TEST_TMPDIR/make-arm64
+	printf '#!/bin/sh\necho "$*" >> %s.calls\nexit 1\n' "$stub" > "$stub"
+	chmod +x "$stub"
+	# arm64-build (the stub, failing) taken as made: the steps after it
+	run make -C "$DIST" -o arm64-build ARM64_MAKE="$stub" ARM64_OUTPUT="$BATS_TEST_TMPDIR/none" arm64-test
+	[ "$status" -ne 0 ]
+	[ "$(cat "$stub.calls")" = "$(printf '%s\n' unit-test release vm-test)" ]
+	[[ "$output" == *"arm64-test: the unit tests failed"* ]]
+	[[ "$output" == *"arm64-test: make release failed"* ]]
+}

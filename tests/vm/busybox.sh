@@ -14,11 +14,9 @@ dpkg --print-foreign-architectures | grep -qx "$arch" || [ "$(dpkg --print-archi
 	die "dpkg does not know $arch packages: dpkg --add-architecture $arch && apt-get update"
 tmp=$(mktemp -d "$(dirname "$out")/busybox.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-# Downloaded as root into a directory _apt cannot write: say so to apt.
-(cd "$tmp" && apt-get -q -o APT::Sandbox::User=root download "busybox-static:$arch" >&2) ||
-	die "apt-get download busybox-static:$arch failed (stale package lists? try: apt-get update)"
-dpkg-deb -x "$tmp"/busybox-static_*.deb "$tmp/x"
+deb=$(bash "$(dirname "$0")/apt-download.sh" "busybox-static:$arch" "$tmp")
+dpkg-deb -x "$deb" "$tmp/x"
 [ -x "$tmp/x/bin/busybox" ] || die "busybox-static:$arch has no bin/busybox"
 install -m 0755 "$tmp/x/bin/busybox" "$out.tmp"
 mv "$out.tmp" "$out"
-echo "vm: busybox $(dpkg-deb -f "$tmp"/busybox-static_*.deb Version) ($arch): $out" >&2
+echo "vm: busybox $(dpkg-deb -f "$deb" Version) ($arch): $out" >&2

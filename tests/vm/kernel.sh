@@ -9,12 +9,16 @@
 # DEBARCH (default: this machine's; another, arm64, needs dpkg
 # --add-architecture and apt-get update first). Leaves DIR/vmlinuz
 # (a symlink into DIR/boot), DIR/config and DIR/package ("NAME VERSION").
-# A .deb already in DIR is reused: nothing is downloaded twice.
+# A .deb already in DIR is reused: nothing is downloaded twice. Another
+# Debian release's package comes through APT_CONFIG (apt-suite.sh's).
 set -euo pipefail
 
 meta=$1
 dir=$2
+here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "vm: $*" >&2; exit 1; }
+# apt takes an APT_CONFIG it cannot read for none: the machine's own sources.
+[ -z "${APT_CONFIG:-}" ] || [ -r "$APT_CONFIG" ] || die "APT_CONFIG=$APT_CONFIG cannot be read"
 
 command -v dpkg-deb >/dev/null || die "dpkg-deb not found (a Debian host is needed to fetch the kernel)"
 arch=${3:-$(dpkg --print-architecture)}
@@ -46,16 +50,8 @@ if [ -z "$deb" ]; then
 		case $pkg in *:*) ;; *) pkg=$pkg:$arch ;; esac
 		;;
 	esac
-	echo "vm: downloading $pkg (from $meta)" >&2
-	tmp=$(mktemp -d dl.XXXXXX)
-	# Downloaded as root into a directory _apt cannot write: say so to apt.
-	if ! (cd "$tmp" && apt-get -q -o APT::Sandbox::User=root download "$pkg" >&2); then
-		rm -rf "$tmp"
-		die "apt-get download $pkg failed (stale package lists? try: apt-get update)"
-	fi
-	mv "$tmp"/*.deb .
-	rmdir "$tmp"
-	deb=$(ls -1 linux-image-*.deb | head -n1)
+	deb=$(bash "$here/apt-download.sh" "$pkg" .)
+	deb=${deb##*/}
 fi
 
 # Only boot/ is kept: modules.sh takes the few modules the guest loads

@@ -35,11 +35,17 @@ alive() {
 	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
 }
 
-# wait_for FILE REGEX: until a line of FILE matches, at most WAIT_SECS.
+# wait_for FILE REGEX [PID]: until a line of FILE matches, at most
+# WAIT_SECS; or, with PID (the process that writes FILE), until it exited
+# without writing one: its last line is the reason.
 wait_for() {
 	local i=0
 	while [ "$i" -lt $((WAIT_SECS * 10)) ]; do
 		grep -qE -- "$2" "$1" 2>/dev/null && return 0
+		if [ -n "${3:-}" ] && ! alive "$3"; then
+			grep -qE -- "$2" "$1" 2>/dev/null && return 0
+			fail "exited before /$2/ in ${1##*/}: $(tail -n1 "$1" 2>/dev/null)"
+		fi
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -200,7 +206,7 @@ start_tool() {
 	timeout -s KILL "$TOOL_SECS" "$BUILD/$tool" "$@" > "$T/out" 2> "$T/err" &
 	TOOL_JOB=$!
 	job "$TOOL_JOB"
-	wait_for "$T/err" 'Hit Ctrl-C to end'
+	wait_for "$T/err" 'Hit Ctrl-C to end' "$TOOL_JOB"
 }
 
 # tool_wait: until the tool exits by itself; TOOL_STATUS.

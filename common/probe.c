@@ -375,6 +375,69 @@ int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object 
 	return 0;
 }
 
+/* BPF atomics beyond the add (BPF_ATOMIC: fetch-and-add, compare-and-swap,
+ * Linux 5.12): the programs' histograms, filters and in-flight tables use
+ * them. A kernel before refuses every program holding one, reached or
+ * not ("BPF_STX uses reserved fields"), so only a load of one tells: a
+ * socket filter doing both on its stack. Asked once. */
+bool probe_bpf_atomics(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1 },
+		{ .code = BPF_STX | BPF_DW | BPF_MEM, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_1, .off = -8 },
+		{ .code = BPF_STX | BPF_DW | BPF_ATOMIC, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_1,
+		  .off = -8, .imm = BPF_ADD | BPF_FETCH },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_STX | BPF_DW | BPF_ATOMIC, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_1,
+		  .off = -8, .imm = BPF_CMPXCHG },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	static int works = -1;
+
+	if (works < 0) {
+		int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "atomics", "GPL", insns,
+				       sizeof(insns) / sizeof(insns[0]), NULL);
+
+		works = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	return works;
+}
+
+bool check_bpf_atomics(void)
+{
+	if (probe_bpf_atomics()) {
+		check_row("BPF atomics", CHECK_OK, "fetch-and-add, compare-and-swap");
+		return true;
+	}
+	check_reason("this kernel's BPF has no fetch-and-add or compare-and-swap (BPF atomics, "
+		     "Linux 5.12+), which every program of this tool holds");
+	check_row("BPF atomics", CHECK_MISSING, "no fetch-and-add or compare-and-swap (Linux 5.12+)");
+	return false;
+}
+
+bool check_bpf_helper(const char *name, enum bpf_func_id id, const char *since)
+{
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, id, NULL) == 1) {
+		check_row(name, CHECK_OK, "BPF helper");
+		return true;
+	}
+	check_reason("this kernel's BPF has no %s helper (Linux %s+), which these options need",
+		     name, since);
+	check_row(name, CHECK_MISSING, "no such BPF helper on this kernel (Linux %s+)", since);
+	return false;
+}
+
+void start_store_unused(struct bpf_map *task, struct bpf_map *tid, bool task_storage)
+{
+	if (task_storage)
+		bpf_map__set_max_entries(tid, (__u32)libbpf_num_possible_cpus());
+	else
+		bpf_map__set_autocreate(task, false);
+}
+
 /* Asked of the kernel once: the probe selection and features() both ask. */
 static bool task_storage_works(void)
 {

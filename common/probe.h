@@ -36,6 +36,18 @@ int probe_autoload(struct bpf_object *obj, const char *name, bool load);
 /* Attach program @prog of @obj, a probe of @kind on @target; NULL, with
  * one error line, if the kernel refuses. */
 struct bpf_link *probe_attach(struct bpf_object *obj, const char *prog, enum probe_kind kind, const char *target);
+/* Whether this kernel's BPF has fetch-and-add and compare-and-swap
+ * (Linux 5.12+); check_bpf_atomics() says it in a --check row, and why a
+ * run cannot go on without them. */
+bool probe_bpf_atomics(void);
+bool check_bpf_atomics(void);
+/* BPF helper @id, called @name, in a --check row: false (and the reason a
+ * run gives) where this kernel (before Linux @since) has none. */
+bool check_bpf_helper(const char *name, enum bpf_func_id id, const char *since);
+/* The start-time store a tool does not use (probe_task_storage's
+ * answer) costs nothing: the fallback hash shrinks to a token size, or
+ * the task storage map is not made (a kernel without it refuses it). */
+void start_store_unused(struct bpf_map *task, struct bpf_map *tid, bool task_storage);
 /* Where bpf/start.bpf.h keeps a thread's start: task storage (Linux 5.11+,
  * kernel BTF) if this kernel has it, else the LRU hash; says so in --check. */
 bool probe_task_storage(void);

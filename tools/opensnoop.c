@@ -319,6 +319,11 @@ static int features(const struct run_config *rc)
 {
 	int err;
 
+	/* -C --by file hashes a path too long for its key with bpf_loop: the
+	 * call is in every mode's program, but only there is it reached. */
+	if (opt.mode == OPENSNOOP_COUNT && opt.by == BY_FILE &&
+	    !check_bpf_helper("bpf_loop", BPF_FUNC_loop, "5.17"))
+		return -1;
 	opt.task_storage = probe_task_storage();
 	if (!names_processes() && !opt.full_path)
 		return 0;
@@ -355,8 +360,7 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	skel->rodata->flags_accmode = opt.accmode;
 	skel->rodata->wakeup_bytes = opt.ring_bytes / 4;
 	skel->rodata->use_task_storage = opt.task_storage;
-	if (opt.task_storage)
-		bpf_map__set_max_entries(skel->maps.start_tid, (__u32)libbpf_num_possible_cpus());
+	start_store_unused(skel->maps.start_task, skel->maps.start_tid, opt.task_storage);
 	/* Size down what this mode does not use. */
 	bpf_map__set_max_entries(skel->maps.events,
 				 opt.mode == OPENSNOOP_EVENTS ? opt.ring_bytes : (__u32)getpagesize());

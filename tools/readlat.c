@@ -247,8 +247,7 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	skel->rodata->use_task_storage = opt.task_storage;
 	skel->rodata->slower_ns = (__u64)(opt.slower_us * 1000);
 	/* Size down what this mode does not use. */
-	if (opt.task_storage)
-		bpf_map__set_max_entries(skel->maps.start_tid, (__u32)libbpf_num_possible_cpus());
+	start_store_unused(skel->maps.start_task, skel->maps.start_tid, opt.task_storage);
 	if (!keyed_mode()) {
 		keyed_unused(skel->maps.hists_a, skel->maps.hists_b);
 	}

@@ -91,6 +91,7 @@ struct reader {
 	volatile int ready, finished, first_done;
 	volatile long want;	/* reads the reader has started */
 	int seq, waiting;	/* the writer's futex, and whether it sleeps on it */
+	int syscall_fd;		/* pipe: the reader's /proc/thread-self/syscall */
 };
 
 static struct reader readers[MAX_THREADS];
@@ -194,16 +195,39 @@ static void read_started(struct reader *r, long i)
 	}
 }
 
+/* The writer, after read_started(), until the reader is inside the read
+ * syscall: between the two an emulated CPU has kept the reader away from
+ * the kernel for longer than a 3 ms delay (arm64 under TCG), and that read
+ * then found its byte waiting. /proc/PID/task/TID/syscall names the
+ * syscall a thread is in ("running", or -1, when it is in none); pread64,
+ * so that the writer adds no read() of its own to the process. */
+static void wait_in_read(struct reader *r)
+{
+	long nr = strcmp(syscall_name, "readv") ? SYS_read : SYS_readv;
+	char buf[32], *end;
+	ssize_t n;
+
+	while ((n = pread(r->syscall_fd, buf, sizeof(buf) - 1, 0)) > 0) {
+		buf[n] = '\0';
+		if (strtol(buf, &end, 10) == nr && end != buf && *end == ' ')
+			return;
+		sleep_us(100);
+	}
+	perror("readload: pread /proc/thread-self/syscall");
+	exit(1);
+}
+
 static void *writer_main(void *arg)
 {
 	struct reader *r = arg;
 	char c = 'x';
 
-	/* Lockstep: each delay starts when the reader starts that read, so
+	/* Lockstep: each delay starts when the reader is in that read, so
 	 * every read waits a whole delay, however late the reader comes back
 	 * (a slow scheduler or an emulated CPU). */
 	for (long i = 0; i < reads; i++) {
 		wait_for_read(r, i);
+		wait_in_read(r);
 		sleep_us(delay_us);
 		if (write(r->wfd, &c, 1) != 1)
 			break;
@@ -265,6 +289,12 @@ static void *reader_main(void *arg)
 	r->tid = (pid_t)syscall(SYS_gettid);
 	if (r->comm)
 		prctl(PR_SET_NAME, r->comm);
+	/* thread-self: the right thread in any PID namespace. Opened before
+	 * ready, so before a tracer attaches. */
+	if (source == SRC_PIPE && (r->syscall_fd = open("/proc/thread-self/syscall", O_RDONLY)) < 0) {
+		perror("readload: open /proc/thread-self/syscall");
+		exit(1);
+	}
 	r->ready = 1;
 	while (!go)
 		sleep_us(200);

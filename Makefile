@@ -99,6 +99,7 @@ endif
 CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
+LLVM_OBJDUMP ?= llvm-objdump
 
 # CFLAGS/CPPFLAGS/LDFLAGS are the user's (make CFLAGS=...); what the code
 # needs is added apart so that overriding them cannot drop it.
@@ -160,6 +161,24 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(COMMON_HDRS) $(wildcard tools/*.h) 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@
+
+# Each tool's programs twice: as written, and with BPF_NO_ATOMICS for
+# kernels whose BPF has no atomic operation but add (bpf/atomics.bpf.h),
+# which refuse a program holding another anywhere; the build fails if one
+# is left there (clang also turns an add of 0 into an or). The tool's
+# skeleton opens the one its kernel takes (bpf/skeleton.sh).
+NOATOMICS_OK := lock \*\(u(32|64) \*\)\(r[0-9]+ [+-] [0-9]+\) \+= w?r[0-9]+
+$(OUTPUT)/%.noatomics.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(COMMON_HDRS) $(wildcard tools/*.h) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DBPF_NO_ATOMICS -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+	$(Q)! $(LLVM_OBJDUMP) -d --no-show-raw-insn $@ | grep -E '^ *[0-9a-f]+:.*(lock |atomic_|xchg)' | \
+		grep -vE '^ *[0-9a-f]+:[[:space:]]*$(NOATOMICS_OK)$$' | \
+		sed 's|^|$@: an atomic operation kernels before 5.12 refuse: |' | grep . >&2
+
+$(TOOLS:%=$(OUTPUT)/%.skel.h): $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o $(OUTPUT)/%.noatomics.bpf.o bpf/skeleton.sh
+	$(call msg,GEN-SKEL,$@)
+	$(Q)bash bpf/skeleton.sh $(BPFTOOL) $(notdir $*)_bpf $(OUTPUT)/$*.bpf.o $(OUTPUT)/$*.noatomics.bpf.o > $@
 
 # What --version prints, rewritten only when it changes (a new commit,
 # STATIC=0), so that cli.o and the tools follow.

@@ -23,7 +23,7 @@ const volatile bool sizes = false;		/* --size: bytes, not latency */
  * not in flight when tracing began. */
 const volatile __u64 started_ns = 0;
 
-struct biolat_totals totals SEC(".bss");
+struct biolat_totals totals SEC(".bss") = {};
 
 /* struct rq_entry (biolat.h) begins as struct inflight_head does. */
 _Static_assert(__builtin_offsetof(struct rq_entry, ended) == __builtin_offsetof(struct inflight_head, ended),
@@ -126,7 +126,7 @@ static __always_inline struct rq_entry *rq_entry(struct raw_tp_ctx *ctx, void **
 	if (filter_dev && (dev = rq_dev(*rq)) != filter_dev)
 		return NULL;
 	e = (struct rq_entry *)inflight_get(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)*rq, now,
-					    sizeof(*e), &totals.evicted, &created);
+					    &inflight_zero, sizeof(*e), &totals.evicted, &created);
 	if (!e)
 		return NULL;
 	if (!created) {

@@ -68,14 +68,16 @@ static __always_inline bool comm_is(const __u64 *comm)
 
 static __always_inline bool comm_matches(void)
 {
-	if (filter_comm_at) {
-		return comm_is((const void *)bpf_get_current_task_btf() + filter_comm_at);
-	} else {
-		__u64 copy[FILTER_COMM_LEN / 8] = {};
+	__u64 copy[FILTER_COMM_LEN / 8] = {};
 
-		bpf_get_current_comm(copy, sizeof(copy));
-		return comm_is(copy);
-	}
+	/* bpf_get_current_task_btf() is 5.11's: the programs for kernels
+	 * without BPF atomics (5.12, the Makefile's BPF_NO_ATOMICS) copy. */
+#ifndef BPF_NO_ATOMICS
+	if (filter_comm_at)
+		return comm_is((const void *)bpf_get_current_task_btf() + filter_comm_at);
+#endif
+	bpf_get_current_comm(copy, sizeof(copy));
+	return comm_is(copy);
 }
 
 /* The process and thread filters alone: the cheap part of traced(). */
@@ -137,7 +139,7 @@ struct {
 		__u64 traced;
 		__u64 pad[5];
 	} answers[FILTER_CACHE_CPUS];
-} filter_state SEC(".bss") __attribute__((aligned(4096)));
+} filter_state SEC(".bss") __attribute__((aligned(4096))) = {};
 
 static __always_inline void filter_bump(void)
 {
@@ -162,12 +164,15 @@ int filter_move(void *ctx)
 SEC("raw_tp/task_rename")
 int filter_rename(struct raw_tp_ctx *ctx)
 {
+#ifndef BPF_NO_ATOMICS
 	__u64 task = ctx->args[0];
 
-	if (task != (__u64)bpf_get_current_task())
+	if (task != (__u64)bpf_get_current_task()) {
 		filter_state.renamed[__sync_fetch_and_add(&filter_state.gen, 1) % FILTER_RENAMES] = task;
-	else
-		filter_bump();
+		return 0;
+	}
+#endif
+	filter_bump();
 	return 0;
 }
 
@@ -223,8 +228,14 @@ static __always_inline bool traced(void)
 {
 	if (!traced_ids())
 		return false;
+	/* The cache needs a fetch-and-add (filter_rename): kernels without
+	 * (before 5.12) ask every time. */
+#ifndef BPF_NO_ATOMICS
 	if (filter_by_cgroup)
 		return traced_cached();
+#endif
+	if (filter_by_cgroup)
+		return traced_by_comm_and_cgroup();
 	return !filter_by_comm || comm_matches();
 }
 

@@ -42,6 +42,24 @@ const struct hist hist_zero = {};
 #ifndef RAISE_TRIES
 #define RAISE_TRIES 4
 #endif
+#ifdef BPF_NO_ATOMICS
+/* Without compare-and-swap (kernels before 5.12; see the Makefile's
+ * BPF_NO_ATOMICS): store v and look again. Another CPU raising the word
+ * at the same moment may store a lower value over ours, which the next
+ * look sees and raises again; false if it is still below v after
+ * RAISE_TRIES looks. A lower value stored after our last look goes
+ * unseen: there a keyed max or min can be short by one such race
+ * (README, Kernels). */
+static __always_inline bool raise_to(__u64 *p, __u64 v)
+{
+	for (int i = 0; i < RAISE_TRIES; i++) {
+		if (v <= *(volatile __u64 *)p)
+			return true;
+		*(volatile __u64 *)p = v;
+	}
+	return v <= *(volatile __u64 *)p;
+}
+#else
 static __always_inline bool raise_to(__u64 *p, __u64 v)
 {
 	__u64 old = *p, seen;
@@ -56,6 +74,7 @@ static __always_inline bool raise_to(__u64 *p, __u64 v)
 	}
 	return v <= old;
 }
+#endif
 
 /* Count @n values @v (nanoseconds or bytes: raw, whatever the display
  * unit) in @h. @shared: other CPUs add to @h too (a keyed histogram), so
@@ -76,6 +95,11 @@ static __always_inline void hist_add_n(struct hist *h, __u64 v, __u32 n, bool sh
 		return;
 	}
 	__sync_fetch_and_add(&h->buckets[idx], n);
+#ifdef BPF_NO_ATOMICS
+	/* clang makes an atomic add of a known 0 an atomic or, which
+	 * kernels before 5.12 refuse. */
+	if (v)
+#endif
 	__sync_fetch_and_add(&h->sum, v * n);
 	/* Both raised, whatever the first gave. */
 	bool max_ok = raise_to(&h->max, v), min_ok = raise_to(&h->min_inv, ~v);

@@ -21,6 +21,12 @@
  *
  * An entry type starts with struct inflight_head; declare the map with
  * INFLIGHT_MAP(name, type, slots), slots a power of two.
+ *
+ * Kernels without compare-and-swap (before 5.12: the Makefile's
+ * BPF_NO_ATOMICS) get an LRU hash by key instead, as libbpf-tools'
+ * biolatency has: an update that the bucket lock refuses loses that
+ * operation's start (its end is then counted as unmatched), and the LRU
+ * evicts what it evicts uncounted; ended entries stay until evicted.
  */
 #ifndef INFLIGHT_BPF_H
 #define INFLIGHT_BPF_H
@@ -36,13 +42,50 @@ struct inflight_head {
 	__u64 ended;		/* the operation is over; the slot may be taken */
 };
 
+#ifdef BPF_NO_ATOMICS
+#define INFLIGHT_MAP_TYPE BPF_MAP_TYPE_LRU_HASH
+#define INFLIGHT_KEY_TYPE __u64
+#else
+#define INFLIGHT_MAP_TYPE BPF_MAP_TYPE_ARRAY
+#define INFLIGHT_KEY_TYPE __u32
+#endif
+
+/* With a zeroed entry to create the hash's from (in both builds: their
+ * variables must be the same, bpf/skeleton.sh). */
 #define INFLIGHT_MAP(name, entry_type, slots)					\
 	struct {							\
-		__uint(type, BPF_MAP_TYPE_ARRAY);			\
+		__uint(type, INFLIGHT_MAP_TYPE);			\
 		__uint(max_entries, slots);				\
-		__type(key, __u32);					\
+		__type(key, INFLIGHT_KEY_TYPE);				\
 		__type(value, entry_type);				\
-	} name SEC(".maps")
+	} name SEC(".maps");						\
+	const entry_type name##_zero = {}
+
+#ifdef BPF_NO_ATOMICS
+static __always_inline struct inflight_head *inflight_find(void *map, __u32 slots, __u64 key)
+{
+	return bpf_map_lookup_elem(map, &key);
+}
+
+static __always_inline struct inflight_head *inflight_get(void *map, __u32 slots, __u64 key,
+							  __u64 now, const void *zero, __u32 value_size,
+							  __u64 *evicted, bool *created)
+{
+	struct inflight_head *e = bpf_map_lookup_elem(map, &key);
+
+	*created = false;
+	if (e)
+		return e;
+	/* Made here, or by another CPU meanwhile (-EEXIST): that one's. */
+	*created = !bpf_map_update_elem(map, &key, zero, BPF_NOEXIST);
+	e = bpf_map_lookup_elem(map, &key);
+	if (e && *created) {
+		e->key = key;
+		e->born = now;
+	}
+	return e;
+}
+#else
 
 /* Fibonacci hashing: kernel addresses differ mostly in their middle bits. */
 static __always_inline __u32 inflight_hash(__u64 key, __u32 slots)
@@ -102,9 +145,9 @@ static __always_inline bool inflight_take(struct inflight_head *e, __u64 cur, __
 /* The slot of @key, found (in flight, or ended: the caller looks) or
  * taken in one pass over the window, an empty slot before an ended one,
  * and failing both the oldest in flight (+1 in *evicted). *created when
- * taken. NULL only if every claim lost a race. */
+ * taken. NULL only if every claim lost a race. (@zero: the hash's.) */
 static __always_inline struct inflight_head *inflight_get(void *map, __u32 slots, __u64 key,
-							  __u64 now, __u32 value_size,
+							  __u64 now, const void *zero, __u32 value_size,
 							  __u64 *evicted, bool *created)
 {
 	__u32 first = inflight_hash(key, slots);
@@ -144,6 +187,7 @@ static __always_inline struct inflight_head *inflight_get(void *map, __u32 slots
 	*created = true;
 	return e;
 }
+#endif /* BPF_NO_ATOMICS */
 
 /* The operation of @e's key is over; the key stays until the slot is
  * needed. False if the slot was taken for another key meanwhile (what was

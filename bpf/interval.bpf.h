@@ -37,7 +37,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct hist_interval);
 } intervals SEC(".maps");
-__u32 interval_cur SEC(".bss");
+__u32 interval_cur SEC(".bss") = 0;
 
 /* Set by the runtime: reports wait at the gates (else for RCU). */
 const volatile bool interval_gated = false;

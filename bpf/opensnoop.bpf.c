@@ -31,7 +31,7 @@ const volatile __s32 flags_accmode = -1;	/* O_RDONLY/O_WRONLY/O_RDWR, or -1 */
 /* Wake user space only when this much waits in the ring (it also polls). */
 const volatile __u64 wakeup_bytes = OPENSNOOP_RINGBUF_DEFAULT / 4;
 
-struct opensnoop_totals totals SEC(".bss");
+struct opensnoop_totals totals SEC(".bss") = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -189,6 +189,40 @@ struct path_hash {
 	__u64 h;
 };
 
+#ifdef BPF_NO_ATOMICS
+/* Kernels without BPF atomics (before 5.12, the Makefile's
+ * BPF_NO_ATOMICS) have no bpf_loop (5.17) and refuse a program that
+ * names a callback (before 5.13); their verifier walks a loop that may
+ * end early once more for each way out, too much for 512 words (E2BIG).
+ * So every word is hashed, without a branch: the bytes past the path
+ * masked to 0 (another hash than bpf_loop's; either only names keys). */
+/* @v, which clang may no longer see through: it would make a branch of
+ * the sign masks below. */
+static __always_inline __s64 opaque(__s64 v)
+{
+	asm volatile("" : "+r"(v));
+	return v;
+}
+
+static __always_inline __u64 path_hash(const struct long_path *p, __u32 n)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < OPENSNOOP_LONG_PATH_MAX / 8; i++) {
+		__s64 left = (__s64)n - (__s64)i * 8, over;	/* path bytes from word i on */
+		__u64 k, mask;
+
+		left &= ~opaque(left >> 63);		/* max(left, 0) */
+		over = left - 8;
+		k = (__u64)(left - (over & ~opaque(over >> 63)));	/* min(left, 8) */
+		mask = ((1ULL << (k * 4)) << (k * 4)) - 1;	/* k bytes; 8: all */
+		h = (h ^ (p->w[i] & mask)) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 32;
+	}
+	return h | 1;
+}
+#else
 /* One word of a path hash (bpf_loop: the verifier checks it once, where
  * an open-coded loop of 512 words is too much for it). */
 static long path_hash_word(__u32 i, void *data)
@@ -217,6 +251,7 @@ static __always_inline __u64 path_hash(const struct long_path *p, __u32 n)
 	bpf_loop(OPENSNOOP_LONG_PATH_MAX / 8, path_hash_word, &ph, 0);
 	return ph.h | 1;
 }
+#endif
 
 /* -C --by file: @fk for the path at @filename; a path longer than the
  * key's prefix is read whole (up to PATH_MAX) for its length and hash. */

@@ -19,7 +19,7 @@ const volatile __u64 slower_ns = 0;
 const volatile bool by_cache = false;
 
 /* --slower keeps counts only: a histogram per read would be wasted work. */
-struct readlat_totals totals SEC(".bss");
+struct readlat_totals totals SEC(".bss") = {};
 
 KEYED_HIST_MAP(hists_a, struct readlat_key, READLAT_MAX_KEYS);
 KEYED_HIST_MAP(hists_b, struct readlat_key, READLAT_MAX_KEYS);

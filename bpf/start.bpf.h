@@ -81,7 +81,7 @@ static __always_inline struct start *start_get_or_create(void)
  * while it runs; on a preemptible kernel (PREEMPT_RT) the traced thread
  * can run, and end a read, on that CPU meanwhile. 6.1 counts such a skip
  * nowhere. Rare: an atomic add where it happens, nothing otherwise. */
-__u64 start_missed_ends SEC(".bss");
+__u64 start_missed_ends SEC(".bss") = 0;
 
 /* An operation starts: the record for the tool to fill in, its start time
  * (ts) last, or NULL when this entry is the kernel restarting an
@@ -135,7 +135,7 @@ static __always_inline bool start_restarting(struct start *s, long ret, __u64 no
  * record: 0 nearly always, so a common exit reads it and nothing else.
  */
 #define START_OP_EXIT_ONLY (~0ULL)	/* start.op of such a record */
-__u64 start_restarts_pending SEC(".bss");
+__u64 start_restarts_pending SEC(".bss") = 0;
 
 /* At the exit of an exit-only operation: true if it is not over (the
  * kernel restarts it, or a signal ends it with EINTR). */

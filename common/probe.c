@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -379,7 +380,8 @@ int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object 
  * Linux 5.12): the programs' histograms, filters and in-flight tables use
  * them. A kernel before refuses every program holding one, reached or
  * not ("BPF_STX uses reserved fields"), so only a load of one tells: a
- * socket filter doing both on its stack. Asked once. */
+ * socket filter doing both on its stack. Asked once. TRACETOOLS_BPF_ATOMICS=0
+ * in the environment says no, to test the other programs on any kernel. */
 bool probe_bpf_atomics(void)
 {
 	struct bpf_insn insns[] = {
@@ -393,8 +395,11 @@ bool probe_bpf_atomics(void)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
+	const char *env = getenv("TRACETOOLS_BPF_ATOMICS");
 	static int works = -1;
 
+	if (works < 0 && env && !strcmp(env, "0"))
+		works = 0;
 	if (works < 0) {
 		int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "atomics", "GPL", insns,
 				       sizeof(insns) / sizeof(insns[0]), NULL);
@@ -406,16 +411,20 @@ bool probe_bpf_atomics(void)
 	return works;
 }
 
-bool check_bpf_atomics(void)
+void check_bpf_atomics(void)
 {
-	if (probe_bpf_atomics()) {
+	if (probe_bpf_atomics())
 		check_row("BPF atomics", CHECK_OK, "fetch-and-add, compare-and-swap");
-		return true;
-	}
-	check_reason("this kernel's BPF has no fetch-and-add or compare-and-swap (BPF atomics, "
-		     "Linux 5.12+), which every program of this tool holds");
-	check_row("BPF atomics", CHECK_MISSING, "no fetch-and-add or compare-and-swap (Linux 5.12+)");
-	return false;
+	else
+		check_row("BPF atomics", CHECK_FALLBACK, "none but add (Linux 5.12+ has them): the "
+			  "programs built without them (keyed histograms' max and min unlocked)");
+}
+
+/* Called by each tool's skeleton (bpf/skeleton.sh) as it opens. */
+const void *tool_elf_bytes(const void *(*bytes)(size_t *sz), const void *(*noatomics)(size_t *sz),
+			   size_t *sz)
+{
+	return probe_bpf_atomics() ? bytes(sz) : noatomics(sz);
 }
 
 bool check_bpf_helper(const char *name, enum bpf_func_id id, const char *since)

@@ -37,10 +37,11 @@ int probe_autoload(struct bpf_object *obj, const char *name, bool load);
  * one error line, if the kernel refuses. */
 struct bpf_link *probe_attach(struct bpf_object *obj, const char *prog, enum probe_kind kind, const char *target);
 /* Whether this kernel's BPF has fetch-and-add and compare-and-swap
- * (Linux 5.12+); check_bpf_atomics() says it in a --check row, and why a
- * run cannot go on without them. */
+ * (Linux 5.12+): if not, each tool's skeleton opens its programs built
+ * without them (the Makefile's BPF_NO_ATOMICS, tool_elf_bytes() in
+ * tool.h). check_bpf_atomics() says which in a --check row. */
 bool probe_bpf_atomics(void);
-bool check_bpf_atomics(void);
+void check_bpf_atomics(void);
 /* BPF helper @id, called @name, in a --check row: false (and the reason a
  * run gives) where this kernel (before Linux @since) has none. */
 bool check_bpf_helper(const char *name, enum bpf_func_id id, const char *since);

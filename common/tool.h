@@ -195,6 +195,13 @@ const char *cli_display_name(const struct tool *t, const char *argv0);
 /* Where kernel types come from, for messages: "--btf FILE" or "kernel BTF". */
 const char *btf_source(const struct run_config *rc);
 
+/* The bytes of a tool's BPF object that this kernel takes: @bytes, or
+ * where its BPF has no atomics but add, @noatomics (the same programs
+ * built with BPF_NO_ATOMICS). Each tool's skeleton calls it as it opens
+ * (bpf/skeleton.sh). */
+const void *tool_elf_bytes(const void *(*bytes)(size_t *sz), const void *(*noatomics)(size_t *sz),
+			   size_t *sz);
+
 /* Options for <skeleton>__open_opts(): the --btf file, if any. */
 const struct bpf_object_open_opts *tool_open_opts(const struct run_config *rc);
 

@@ -551,16 +551,18 @@ static int report(struct output *out)
 static __u64 unfinished(void)
 {
 	static struct rq_entry e[256];
-	__u32 keys[256], out_batch = 0, count;
+	__u64 keys[256];	/* slot numbers, or addresses (bpf/inflight.bpf.h) */
+	__u32 out_batch = 0, count;
 	bool first = true;
 	__u64 n = 0;
 	int fd = bpf_map__fd(skel->maps.inflight), err;
+	size_t key_size = bpf_map__key_size(skel->maps.inflight);
 
 	for (size_t i = 0; i < nlost; i++)
 		lost_rows[i].delta = 0;
 	do {
 		count = 256;
-		err = keyed_lookup_batch(fd, first ? NULL : &out_batch, &out_batch, keys, sizeof(*keys),
+		err = keyed_lookup_batch(fd, first ? NULL : &out_batch, &out_batch, keys, key_size,
 					 e, sizeof(*e), &count);
 		first = false;
 		for (__u32 i = 0; i < count; i++) {

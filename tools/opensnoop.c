@@ -320,8 +320,10 @@ static int features(const struct run_config *rc)
 	int err;
 
 	/* -C --by file hashes a path too long for its key with bpf_loop: the
-	 * call is in every mode's program, but only there is it reached. */
-	if (opt.mode == OPENSNOOP_COUNT && opt.by == BY_FILE &&
+	 * call is in every mode's program, but only there is it reached. The
+	 * programs for kernels without BPF atomics (and so without bpf_loop)
+	 * loop by themselves. */
+	if (opt.mode == OPENSNOOP_COUNT && opt.by == BY_FILE && probe_bpf_atomics() &&
 	    !check_bpf_helper("bpf_loop", BPF_FUNC_loop, "5.17"))
 		return -1;
 	opt.task_storage = probe_task_storage();

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The same static binaries, tested on other kernels: Debian 12's 6.1 cloud
-# kernel (kprobes, fentry, BTF) and its PREEMPT_RT build, each booted in
-# turn under qemu without KVM, from one initramfs holding busybox, the
+# kernel (kprobes, fentry, BTF), its PREEMPT_RT build and Debian 11's 5.10
+# (no BPF atomics but add: the programs built without them), each booted
+# in turn under qemu without KVM, from one initramfs holding busybox, the
 # binaries and the guest tests of tests/vm/guest/. See tests/vm/README.md.
 # Included by tests/tests.mk.
 #
@@ -24,7 +25,7 @@ VM_DEBARCH := $(VM_DEBARCH_$(ARCH))
 # ARCH=arm64). VM_KERNEL_PKG, if set, is the default list (one package).
 # arm64's default is Debian's generic arm64 kernel (linux-image-arm64).
 VM_KERNEL_PKG ?=
-VM_DEFAULT_KERNELS_x86 := cloud rt
+VM_DEFAULT_KERNELS_x86 := cloud rt 5.10
 VM_DEFAULT_KERNELS_arm64 := linux-image-arm64
 VM_KERNELS ?= $(or $(VM_KERNEL_PKG),$(VM_DEFAULT_KERNELS_$(ARCH)))
 # Another Debian release's kernel, by a word of its own: 5.10 is Debian
@@ -112,13 +113,3 @@ vm-initramfs: $(VM_INITRD)
 vm-test: $(VM_KERNEL_DIRS:%=%/vmlinuz) $(VM_KERNEL_DIRS:%=%/modules.cpio.gz) $(VM_INITRD)
 	$(Q)VM_ARCH=$(ARCH) VM_TIMEOUT=$(VM_TIMEOUT) VM_TESTS='$(VM_TESTS)' \
 		bash tests/vm/run-all.sh $(VM_INITRD) $(VM_KERNEL_DIRS)
-
-# Debian 11's 5.10 (make test's stage): its BPF has no fetch-and-add or
-# compare-and-swap (5.12), which every tool's programs hold, nor bpf_loop
-# (5.17). Until programs without them exist, what is true there is
-# tested: --check names the missing features in a row each, and a run
-# refuses in one line, loading nothing.
-VM_510_TESTS ?= runtime.bpf_features
-.PHONY: vm-test-5.10
-vm-test-5.10:
-	+$(Q)$(MAKE) --no-print-directory vm-test VM_KERNELS=5.10 VM_TESTS='$(VM_510_TESTS)'

@@ -28,6 +28,15 @@ measured() { echo "$*" >> "$T/.measured"; }
 
 job() { echo "$1" >> "$T/.jobs"; }
 
+# kernel_below MAJOR.MINOR: the guest's kernel is older than that. A
+# test's oracle for what its kernel has (the tools probe for features).
+kernel_below() {
+	local v=$(uname -r) want=$1
+	local maj=${v%%.*} min=${v#*.}
+	min=${min%%.*}
+	[ $((maj * 1000 + min)) -lt $((${want%%.*} * 1000 + ${want#*.})) ]
+}
+
 # alive PID: it exists and is not a zombie.
 alive() {
 	local st

@@ -136,7 +136,7 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all clean test unit-test bats-test install uninstall vmlinux workloads bench vm-test san-test valgrind-test
+.PHONY: all clean test unit-test bats-test noatomics-test install uninstall vmlinux workloads bench vm-test san-test valgrind-test
 .DELETE_ON_ERROR:
 .SECONDARY:
 

@@ -3,8 +3,8 @@
  * insertion into the OS queue, -Q) to its completion; or request sizes. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "filter.bpf.h"	/* first: see filter_state */
 #include "hist.bpf.h"
-#include "filter.bpf.h"
 #include "inflight.bpf.h"
 #include "kread.bpf.h"
 #include "raw_tp.bpf.h"

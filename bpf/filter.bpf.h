@@ -124,7 +124,12 @@ static __always_inline bool traced_by_comm_and_cgroup(void)
  * All of it is in one global, a page that a hit touches with .rodata and
  * nothing else: where every syscall flushes the TLB (PTI without PCID, as
  * on the host these figures come from), each page a program touches costs
- * a page walk.
+ * a page walk. Each tool includes this header first, so that the .bss
+ * globals defined after it (the interval's side, the start store's
+ * counters, the tool's totals) fill the rest of that page. They all have
+ * initializers: clang lays out those in the order they are defined, the
+ * others in the order code first uses them, which differs between the
+ * Makefile's two builds of a tool.
  */
 #define FILTER_RENAMES 4
 #define FILTER_CACHE_CPUS 62	/* with the header, one page; others ask */

@@ -5,7 +5,7 @@
  * by the exit the kernel has copied it, so the page is present. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "filter.bpf.h"
+#include "filter.bpf.h"	/* first: see filter_state */
 #include "hist.bpf.h"
 #include "kernel.bpf.h"
 #include "syscall_tp.bpf.h"

@@ -3,8 +3,8 @@
  * application experiences them (a read restarted after a signal is one). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "filter.bpf.h"	/* first: see filter_state */
 #include "hist.bpf.h"
-#include "filter.bpf.h"
 #include "kernel.bpf.h"
 #include "syscall_tp.bpf.h"
 #include "start.bpf.h"

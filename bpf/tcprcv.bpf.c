@@ -27,7 +27,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
-#include "filter.bpf.h"
+#include "filter.bpf.h"	/* first: see filter_state */
 #include "hist.bpf.h"
 #include "kernel.bpf.h"
 #include "names.bpf.h"

@@ -31,6 +31,22 @@ bats_tap = set -o pipefail; $(BATS) --tap $(1) | awk '{ print } \
 bats-test: all $(WORKLOADS) $(TEST_TOOLS)	# all: the completion files too
 	$(Q)$(call bats_tap,tests/)
 
+# The programs built without BPF atomics (bpf/skeleton.sh), on this
+# kernel (TRACETOOLS_BPF_ATOMICS=0): from each tool's own suite, a test of
+# each feature whose code differs there (keyed histograms, -c and -n,
+# biolat's in-flight table, opensnoop's long-path hash, the start store).
+# make vm-test runs every guest test on 5.10, where they are the only ones.
+# (a line's end joins the next with a space, which the subst takes out)
+NOATOMICS_TESTS = $(subst | ,|,$(NOATOMICS_LIST))
+NOATOMICS_LIST := ^-p PID: exact|^-n COMM: |^-c CGROUP: |^-P: one histogram|^-F: one histogram|\
+	^intervals lose nothing: 20 ms|^a read interrupted by signals with SA_RESTART|\
+	^-C: the workload ranks first|^-C --by file: two paths|^-L: exactly N opens|^-t and -c include|\
+	^-D: one histogram per disk|^lost: once|^10 ms intervals, per disk|^-p and -t: the I/O|\
+	^IPv4 over veth|^-p: one receiver's rows|^a socket two processes read|^nothing of [a-z]+ stays loaded
+noatomics-test: all $(WORKLOADS) $(TEST_TOOLS)
+	$(Q)export TRACETOOLS_BPF_ATOMICS=0; \
+		$(call bats_tap,-f "$(NOATOMICS_TESTS)" tests/readlat.bats tests/opensnoop.bats tests/biolat.bats tests/tcprcv.bats)
+
 # The bats suite on the sanitized build (make SANITIZE=1 san-test): every
 # report of ASan, UBSan or LeakSanitizer is written to a log of its own
 # (a tool that a test expects to fail must not hide one in its exit code),
@@ -63,15 +79,16 @@ endif
 -include tests/arm64.mk
 
 # What make test runs, in order: static analysis, the unit tests, each
-# fuzz target for 60 s from its corpus, the tools on this kernel, the
+# fuzz target for 60 s from its corpus, the tools on this kernel (and a
+# part of it with the programs built without BPF atomics), the
 # same suite on the sanitized build, one run of each tool under
 # valgrind, 100+ start/stop cycles of each tool, each tool for 60 s
-# under load (RSS, map fill, lost), then Debian 12's 6.1 in a VM, what
-# Debian 11's 5.10 can do (vm-test-5.10), then the arm64 build and its
+# under load (RSS, map fill, lost), then Debian 12's 6.1 (and its
+# PREEMPT_RT build) and Debian 11's 5.10 in a VM, then the arm64 build and its
 # guest tests on arm64 6.1. Every stage runs even when one before it
 # failed (a failed bats test must not hide what 6.1 says), and test
 # fails if any stage did.
-TEST_STAGES := lint unit-test fuzz bats-test san-test valgrind-test lifecycle-test soak-test vm-test vm-test-5.10 \
+TEST_STAGES := lint unit-test fuzz bats-test noatomics-test san-test valgrind-test lifecycle-test soak-test vm-test \
 	arm64-test
 
 test:

@@ -490,6 +490,23 @@ test_self_cost() {
 	expect_ge "exit_read runs" "$(awk '$1 == "exit_read" { print $2 }' "$T/err")" 20
 }
 
+# What readlat's programs cost per read, by the kernel's own BPF run-time
+# stats: a figure to compare between kernels (5.10's start store is an
+# LRU hash, 6.1's task storage), not a bound (TCG's speed varies).
+test_cost() {
+	local enter leave
+	start_load A --source zero --reads 20000
+	start_tool readlat --self-cost
+	go
+	wait_loads A
+	stop_tool INT
+	expect_status 0
+	expect_ge "exit_read runs" "$(awk '$1 == "exit_read" { print $2 }' "$T/err")" 20000
+	enter=$(awk '$1 == "enter_read" { print $3 }' "$T/err")
+	leave=$(awk '$1 == "exit_read" { print $3 }' "$T/err")
+	measured "BPF ns per read: enter $enter + exit $leave = $(awk -v a="$enter" -v b="$leave" 'BEGIN { printf "%.1f", a + b }')"
+}
+
 test_pid_errors() {
 	pid=$(($(cat /proc/sys/kernel/pid_max) + 1))
 	run "$BUILD/readlat" -p "$pid"

@@ -66,18 +66,23 @@ static __always_inline bool comm_is(const __u64 *comm)
 	       (comm[1] & filter_comm_mask[1]) == filter_comm[1];
 }
 
-static __always_inline bool comm_matches(void)
+static __always_inline bool comm_copy_matches(void)
 {
 	__u64 copy[FILTER_COMM_LEN / 8] = {};
 
+	bpf_get_current_comm(copy, sizeof(copy));
+	return comm_is(copy);
+}
+
+static __always_inline bool comm_matches(void)
+{
 	/* bpf_get_current_task_btf() is 5.11's: the programs for kernels
 	 * without BPF atomics (5.12, the Makefile's BPF_NO_ATOMICS) copy. */
 #ifndef BPF_NO_ATOMICS
 	if (filter_comm_at)
 		return comm_is((const void *)bpf_get_current_task_btf() + filter_comm_at);
 #endif
-	bpf_get_current_comm(copy, sizeof(copy));
-	return comm_is(copy);
+	return comm_copy_matches();
 }
 
 /* The process and thread filters alone: the cheap part of traced(). */
@@ -132,6 +137,14 @@ static __always_inline bool traced_by_comm_and_cgroup(void)
  * Makefile's two builds of a tool.
  */
 #define FILTER_RENAMES 4
+/* Its rename slot takes a fetch-and-add (filter_rename): the programs for
+ * kernels without BPF atomics (before 5.12, the Makefile's
+ * BPF_NO_ATOMICS) ask every time. */
+#ifdef BPF_NO_ATOMICS
+#define FILTER_CACHED false
+#else
+#define FILTER_CACHED true
+#endif
 #define FILTER_CACHE_CPUS 62	/* with the header, one page; others ask */
 
 struct {
@@ -233,14 +246,8 @@ static __always_inline bool traced(void)
 {
 	if (!traced_ids())
 		return false;
-	/* The cache needs a fetch-and-add (filter_rename): kernels without
-	 * (before 5.12) ask every time. */
-#ifndef BPF_NO_ATOMICS
 	if (filter_by_cgroup)
-		return traced_cached();
-#endif
-	if (filter_by_cgroup)
-		return traced_by_comm_and_cgroup();
+		return FILTER_CACHED ? traced_cached() : traced_by_comm_and_cgroup();
 	return !filter_by_comm || comm_matches();
 }
 

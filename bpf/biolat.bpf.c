@@ -63,13 +63,25 @@ static __always_inline __u32 rq_dev(void *rq)
 	return read_u32(disk, blk.disk_major) << 20 | read_u32(disk, blk.disk_first_minor);
 }
 
+/* When the request was allocated (start_time_ns: set by kernels that
+ * time it, for I/O statistics or a scheduler), or 0. */
+static __always_inline __u64 rq_alloc(void *rq)
+{
+	__u64 ns = 0;
+
+	if (blk.rq_start_time != BIOLAT_NO_FIELD)
+		bpf_probe_read_kernel(&ns, sizeof(ns), (char *)rq + blk.rq_start_time);
+	return ns;
+}
+
 /* The request is seen for the first time (inserted, or issued directly):
  * in the context of the process that submitted it, which the filters
  * judge here, once. */
-static __always_inline void rq_first_seen(struct rq_entry *e, __u32 dev)
+static __always_inline void rq_first_seen(struct rq_entry *e, void *rq, __u32 dev)
 {
 	e->dev = dev;
 	e->skip = by_submitter && !traced();
+	e->alloc = rq_alloc(rq);
 }
 
 /* The histogram @e's I/O is counted in. */
@@ -142,7 +154,7 @@ static __always_inline struct rq_entry *rq_entry(struct raw_tp_ctx *ctx, void **
 		e->requeued = 0;
 	}
 	/* The disk: known already with -d, needed otherwise by -D only. */
-	rq_first_seen(e, filter_dev ? dev : (by & BY_DISK) ? rq_dev(*rq) : 0);
+	rq_first_seen(e, *rq, filter_dev ? dev : (by & BY_DISK) ? rq_dev(*rq) : 0);
 	return e;
 }
 
@@ -287,13 +299,12 @@ static __always_inline void count_io(const struct rq_entry *v, __u64 lat_ns, lon
 static __always_inline void unissued_done(void *rq, __u64 now, long error)
 {
 	struct rq_entry v = {};
-	__u64 born = 0;
+	__u64 born;
 
 	if (by_submitter)
 		return;		/* its submitter is not known */
 	v.dev = filter_dev ? filter_dev : (by & BY_DISK) ? rq_dev(rq) : 0;
-	if (blk.rq_start_time != BIOLAT_NO_FIELD)
-		bpf_probe_read_kernel(&born, sizeof(born), (char *)rq + blk.rq_start_time);
+	born = rq_alloc(rq);
 	if (born > started_ns && born <= now) {
 		if (by & BY_FLAGS)
 			v.flags = read_u32(rq, blk.rq_cmd_flags) & flags_mask;
@@ -322,6 +333,18 @@ int rq_complete(struct raw_tp_ctx *ctx)
 	if (nr_bytes < read_u32(rq, blk.rq_data_len))
 		return 0;
 	e = (struct rq_entry *)inflight_find(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)rq);
+	/* An I/O of the struct request that was never inserted or issued
+	 * while traced (an fsync's empty flush write, which the flush
+	 * machinery completes without issuing it), in the slot an earlier
+	 * I/O of it left: allocated at another time. That one is over; if
+	 * it was issued and its completion unseen, it is lost. */
+	if (e && e->alloc != rq_alloc(rq)) {
+		v = *e;
+		if (inflight_end((struct inflight_head *)e, (__u64)rq) && !v.ended && v.issued &&
+		    !v.requeued && !v.skip)
+			lost_add(&v);
+		e = NULL;
+	}
 	if (e && e->ended)
 		return 0;	/* its second completion */
 	if (e) {

@@ -159,3 +159,26 @@ dd_direct() {
 	exactly "$DONE"
 	jq -e -s '.[0].max <= .[0].p99 * 100' "$T/out" >/dev/null
 }
+
+# completed_ios NAME: reads + writes + flushes completed, in its stat.
+completed_ios() { awk '{ print $1 + $5 + (NF >= 16 ? $16 : 0) }' "/sys/block/$1/stat"; }
+
+@test "fio randwrite with --fsync: every write, fsync's empty flush write and flush, as the disk counts them" {
+	# fsync after buffered writes sends an empty write with PREFLUSH,
+	# which the flush machinery completes without issuing it, in a struct
+	# request an earlier I/O left ended in biolat's table: it was taken for
+	# that one's second completion, and 9-14 of 15 went uncounted
+	local before done
+	start_tool biolat -j -F -d "$LOOPNAME"
+	before=$(completed_ios "$LOOPNAME")
+	fio --name=w --filename="$LOOP" --rw=randwrite --bs=4k --fsync=16 --size=64M --io_size=4M \
+		--output-format=json > "$T/fio.json"
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+	done=$(($(completed_ios "$LOOPNAME") - before))
+	jq -c '{key, count, lost, unmatched}' "$T/out"
+	jq -e '.jobs[0].write.total_ios == 1024 and .jobs[0].error == 0' "$T/fio.json"
+	# the fsyncs' flushes (64, or fewer where the kernel joins them), apart
+	jq -e -s 'map(select(.key.flags == "PreFlush-Flush")) | .[0].count >= 1' "$T/out"
+	exactly "$done"
+}

@@ -18,7 +18,8 @@
 # (test_queued, the longest: 12 s and 21 s with a load of 4 on 2 CPUs).
 # Not tested here: fsync. Its empty PREFLUSH write is completed without
 # ever being issued (the driver sees the flush request instead): the disk's
-# stat counts both, biolat the flush and one "unmatched" (as of this file).
+# stat counts both, and so does biolat (tests/biolat_truth.bats, on the
+# host, with fio).
 
 KIB=1024
 MIB=$((1024 * 1024))

@@ -376,12 +376,20 @@ int probes_attach(const struct tool *t, struct probe_set *ps, struct bpf_object 
 	return 0;
 }
 
+/* TRACETOOLS_BPF_ATOMICS=0 in the environment: the programs built
+ * without BPF atomics, whatever this kernel has, to test them here. */
+static bool atomics_forced_off(void)
+{
+	const char *env = getenv("TRACETOOLS_BPF_ATOMICS");
+
+	return env && !strcmp(env, "0");
+}
+
 /* BPF atomics beyond the add (BPF_ATOMIC: fetch-and-add, compare-and-swap,
  * Linux 5.12): the programs' histograms, filters and in-flight tables use
  * them. A kernel before refuses every program holding one, reached or
  * not ("BPF_STX uses reserved fields"), so only a load of one tells: a
- * socket filter doing both on its stack. Asked once. TRACETOOLS_BPF_ATOMICS=0
- * in the environment says no, to test the other programs on any kernel. */
+ * socket filter doing both on its stack. Asked once. */
 bool probe_bpf_atomics(void)
 {
 	struct bpf_insn insns[] = {
@@ -395,10 +403,9 @@ bool probe_bpf_atomics(void)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	const char *env = getenv("TRACETOOLS_BPF_ATOMICS");
 	static int works = -1;
 
-	if (works < 0 && env && !strcmp(env, "0"))
+	if (works < 0 && atomics_forced_off())
 		works = 0;
 	if (works < 0) {
 		int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "atomics", "GPL", insns,
@@ -413,11 +420,15 @@ bool probe_bpf_atomics(void)
 
 void check_bpf_atomics(void)
 {
+	static const char *const without =
+		"the programs built without them: per-key max and min may miss a race; see README, Kernels";
+
 	if (probe_bpf_atomics())
 		check_row("BPF atomics", CHECK_OK, "fetch-and-add, compare-and-swap");
+	else if (atomics_forced_off())
+		check_row("BPF atomics", CHECK_FALLBACK, "TRACETOOLS_BPF_ATOMICS=0: %s", without);
 	else
-		check_row("BPF atomics", CHECK_FALLBACK, "none but add (Linux 5.12+ has them): the "
-			  "programs built without them (keyed histograms' max and min unlocked)");
+		check_row("BPF atomics", CHECK_FALLBACK, "only add (Linux 5.12+ has more): %s", without);
 }
 
 /* Called by each tool's skeleton (bpf/skeleton.sh) as it opens. */

@@ -33,6 +33,18 @@ teardown() { common_teardown; }
 	[[ "$output" =~ up:\ max\ [0-9]+\ of\ [0-9]+,\ races\ [1-9] ]]
 }
 
+@test "TRACETOOLS_BPF_ATOMICS=0: --check names the programs without BPF atomics, and why; other values change nothing" {
+	local t
+	for t in readlat opensnoop biolat tcprcv; do
+		run env TRACETOOLS_BPF_ATOMICS=0 timeout 10 "$BUILD/$t" --check
+		[ "$status" -eq 0 ]
+		grep -qE '^BPF atomics +fallback +TRACETOOLS_BPF_ATOMICS=0: the programs built without them' <<<"$output"
+		run env TRACETOOLS_BPF_ATOMICS=1 timeout 10 "$BUILD/$t" --check
+		[ "$status" -eq 0 ]
+		grep -qE '^BPF atomics +ok +fetch-and-add, compare-and-swap$' <<<"$output"
+	done
+}
+
 @test "--check lists every probe a tool may attach, those its options do not need too" {
 	# readlat traces read only by default; biolat inserts and merges with -Q
 	run timeout 10 "$BUILD/readlat" --check

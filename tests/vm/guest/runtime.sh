@@ -34,7 +34,7 @@ test_bpf_features() {
 		run "$BUILD/$t" --check
 		expect_status 0 "$STATUS"
 		if kernel_below 5.12; then
-			expect_line run.out '^BPF atomics +fallback +none but add \(Linux 5\.12\+ has them\): the programs built without them'
+			expect_line run.out '^BPF atomics +fallback +only add \(Linux 5\.12\+ has more\): the programs built without them'
 		else
 			expect_line run.out '^BPF atomics +ok +fetch-and-add, compare-and-swap$'
 		fi

@@ -163,18 +163,15 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@
 
 # Each tool's programs twice: as written, and with BPF_NO_ATOMICS for
-# kernels whose BPF has no atomic operation but add (bpf/atomics.bpf.h),
-# which refuse a program holding another anywhere; the build fails if one
-# is left there (clang also turns an add of 0 into an or). The tool's
-# skeleton opens the one its kernel takes (bpf/skeleton.sh).
-NOATOMICS_OK := lock \*\(u(32|64) \*\)\(r[0-9]+ [+-] [0-9]+\) \+= w?r[0-9]+
-$(OUTPUT)/%.noatomics.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(COMMON_HDRS) $(wildcard tools/*.h) | $(OUTPUT)
+# kernels whose BPF has no atomic operation but add (before 5.12), which
+# refuse a program holding another anywhere; bpf/only-add.sh fails the
+# build if one is left there (clang also turns an add of 0 into an or).
+# The tool's skeleton opens the one its kernel takes (bpf/skeleton.sh).
+$(OUTPUT)/%.noatomics.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(COMMON_HDRS) $(wildcard tools/*.h) bpf/only-add.sh | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DBPF_NO_ATOMICS -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
-	$(Q)! $(LLVM_OBJDUMP) -d --no-show-raw-insn $@ | grep -E '^ *[0-9a-f]+:.*(lock |atomic_|xchg)' | \
-		grep -vE '^ *[0-9a-f]+:[[:space:]]*$(NOATOMICS_OK)$$' | \
-		sed 's|^|$@: an atomic operation kernels before 5.12 refuse: |' | grep . >&2
+	$(Q)bash bpf/only-add.sh $(LLVM_OBJDUMP) $@
 
 $(TOOLS:%=$(OUTPUT)/%.skel.h): $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o $(OUTPUT)/%.noatomics.bpf.o bpf/skeleton.sh
 	$(call msg,GEN-SKEL,$@)

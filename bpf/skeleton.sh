@@ -3,7 +3,7 @@
 # skeleton.sh BPFTOOL NAME OBJ NOATOMICS_OBJ: bpftool's skeleton NAME of
 # OBJ, whose open takes the bytes of NOATOMICS_OBJ instead where the
 # kernel's BPF has no atomic operation but add (tool_elf_bytes(),
-# common/probe.c; see bpf/atomics.bpf.h). NOATOMICS_OBJ is the same
+# common/probe.c). NOATOMICS_OBJ is the same
 # source built with BPF_NO_ATOMICS, and the skeleton's structs are OBJ's:
 # the two objects must declare the same maps, programs and variables,
 # and this checks it, comparing their two skeletons line for line, the

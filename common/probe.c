@@ -388,8 +388,8 @@ static bool atomics_forced_off(void)
 /* BPF atomics beyond the add (BPF_ATOMIC: fetch-and-add, compare-and-swap,
  * Linux 5.12): the programs' histograms, filters and in-flight tables use
  * them. A kernel before refuses every program holding one, reached or
- * not ("BPF_STX uses reserved fields"), so only a load of one tells: a
- * socket filter doing both on its stack. Asked once. */
+ * not ("BPF_STX uses reserved fields", EINVAL), so only a load of one
+ * tells: a socket filter doing both on its stack. Asked once. */
 bool probe_bpf_atomics(void)
 {
 	struct bpf_insn insns[] = {
@@ -411,7 +411,10 @@ bool probe_bpf_atomics(void)
 		int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "atomics", "GPL", insns,
 				       sizeof(insns) / sizeof(insns[0]), NULL);
 
-		works = fd >= 0;
+		/* The verifier refuses with EINVAL; any other error (EPERM: no
+		 * privilege, an LSM) says nothing of atomics, and the tool's
+		 * own load will name it. */
+		works = fd >= 0 || fd != -EINVAL;
 		if (fd >= 0)
 			close(fd);
 	}
@@ -431,24 +434,25 @@ void check_bpf_atomics(void)
 		check_row("BPF atomics", CHECK_FALLBACK, "only add (Linux 5.12+ has more): %s", without);
 }
 
+static bool noatomics_wanted;
+
+void tool_use_noatomics(void)
+{
+	noatomics_wanted = true;
+}
+
+bool tool_noatomics(void)
+{
+	return noatomics_wanted || !probe_bpf_atomics();
+}
+
 /* Called by each tool's skeleton (bpf/skeleton.sh) as it opens. */
 const void *tool_elf_bytes(const void *(*bytes)(size_t *sz), const void *(*noatomics)(size_t *sz),
 			   size_t *sz)
 {
-	return probe_bpf_atomics() ? bytes(sz) : noatomics(sz);
+	return tool_noatomics() ? noatomics(sz) : bytes(sz);
 }
 
-bool check_bpf_helper(const char *name, enum bpf_func_id id, const char *since)
-{
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, id, NULL) == 1) {
-		check_row(name, CHECK_OK, "BPF helper");
-		return true;
-	}
-	check_reason("this kernel's BPF has no %s helper (Linux %s+), which these options need",
-		     name, since);
-	check_row(name, CHECK_MISSING, "no such BPF helper on this kernel (Linux %s+)", since);
-	return false;
-}
 
 void start_store_unused(struct bpf_map *task, struct bpf_map *tid, bool task_storage)
 {

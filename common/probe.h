@@ -42,9 +42,6 @@ struct bpf_link *probe_attach(struct bpf_object *obj, const char *prog, enum pro
  * tool.h). check_bpf_atomics() says which in a --check row. */
 bool probe_bpf_atomics(void);
 void check_bpf_atomics(void);
-/* BPF helper @id, called @name, in a --check row: false (and the reason a
- * run gives) where this kernel (before Linux @since) has none. */
-bool check_bpf_helper(const char *name, enum bpf_func_id id, const char *since);
 /* The start-time store a tool does not use (probe_task_storage's
  * answer) costs nothing: the fallback hash shrinks to a token size, or
  * the task storage map is not made (a kernel without it refuses it). */

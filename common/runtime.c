@@ -184,7 +184,8 @@ _Static_assert(FILTER_EVENTS == sizeof(((struct session *)0)->filter_links) /
 
 static bool filter_event_needed(const struct run_config *rc, size_t i)
 {
-	return rc->cgroup && (!filter_events[i].with_comm_only || rc->comm[0]);
+	/* the programs without BPF atomics keep no answers */
+	return rc->cgroup && (!filter_events[i].with_comm_only || rc->comm[0]) && !tool_noatomics();
 }
 
 static int filter_events_autoload(struct session *s)

@@ -196,9 +196,12 @@ const char *cli_display_name(const struct tool *t, const char *argv0);
 const char *btf_source(const struct run_config *rc);
 
 /* The bytes of a tool's BPF object that this kernel takes: @bytes, or
- * where its BPF has no atomics but add, @noatomics (the same programs
- * built with BPF_NO_ATOMICS). Each tool's skeleton calls it as it opens
- * (bpf/skeleton.sh). */
+ * where its BPF has no atomics but add, or the tool asked for them in its
+ * features(), @noatomics (the same programs built with BPF_NO_ATOMICS,
+ * which need no helper or program feature after 5.10 either). Each
+ * tool's skeleton calls it as it opens (bpf/skeleton.sh). */
+void tool_use_noatomics(void);
+bool tool_noatomics(void);
 const void *tool_elf_bytes(const void *(*bytes)(size_t *sz), const void *(*noatomics)(size_t *sz),
 			   size_t *sz);
 

@@ -319,13 +319,15 @@ static int features(const struct run_config *rc)
 {
 	int err;
 
-	/* -C --by file hashes a path too long for its key with bpf_loop: the
-	 * call is in every mode's program, but only there is it reached. The
-	 * programs for kernels without BPF atomics (and so without bpf_loop)
+	/* -C --by file hashes a path too long for its key with bpf_loop
+	 * (5.17), whose callback every mode's programs name, which 5.12 also
+	 * refuses: without it, the programs built without BPF atomics, which
 	 * loop by themselves. */
-	if (opt.mode == OPENSNOOP_COUNT && opt.by == BY_FILE && probe_bpf_atomics() &&
-	    !check_bpf_helper("bpf_loop", BPF_FUNC_loop, "5.17"))
-		return -1;
+	if (!tool_noatomics() && libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_loop, NULL) != 1) {
+		tool_use_noatomics();
+		check_row("bpf_loop", CHECK_FALLBACK, "no such BPF helper (Linux 5.17+): the programs "
+			  "built without BPF atomics, which loop by themselves");
+	}
 	opt.task_storage = probe_task_storage();
 	if (!names_processes() && !opt.full_path)
 		return 0;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,32 @@ void hist_merge(struct hist *dst, const struct hist *src)
 		dst->max = src->max;
 	if (src->min_inv > dst->min_inv)
 		dst->min_inv = src->min_inv;
+}
+
+void hist_settle(struct hist *h)
+{
+	unsigned int lo = HIST_BUCKETS, hi = 0;
+	bool raised = false;
+
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
+		if (!h->buckets[i])
+			continue;
+		if (lo == HIST_BUCKETS)
+			lo = i;
+		hi = i;
+	}
+	if (lo == HIST_BUCKETS)
+		return;
+	if (h->max < hist_bucket_lo(hi)) {
+		h->max = hist_bucket_lo(hi);
+		raised = true;
+	}
+	if (!h->min_inv || ~h->min_inv > hist_bucket_hi(lo)) {
+		h->min_inv = ~hist_bucket_hi(lo);
+		raised = true;
+	}
+	if (raised && !h->races)
+		h->races = 1;
 }
 
 __u64 hist_bucket_lo(unsigned int idx)

@@ -17,6 +17,14 @@ struct hist_stats {
 
 /* Add @src into @dst (merging intervals or keys). */
 void hist_merge(struct hist *dst, const struct hist *src);
+/* A keyed histogram's max and min are raised by CPUs racing
+ * (bpf/hist.bpf.h): a lost race can leave max below the lower edge of
+ * the highest bucket that holds a value, or min above the upper edge of
+ * the lowest, and the kernel's count of them (races) may miss it (the
+ * programs without BPF atomics see few). Such a max is raised to that
+ * edge (the true max is at least that), such a min lowered to its, and
+ * races made at least 1. */
+void hist_settle(struct hist *h);
 
 struct keyed_snapshot;
 

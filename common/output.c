@@ -274,8 +274,11 @@ static void metrics_hist(struct output *o, const struct key_field *key, int nkey
 }
 
 void output_hist(struct output *o, const struct key_field *key, int nkey,
-		 const struct hist *h, const struct hist_extra *x)
+		 const struct hist *raw, const struct hist_extra *x)
 {
+	struct hist settled = *raw, *h = &settled;
+
+	hist_settle(h);
 	if (o->metrics && o->hist_family)
 		metrics_hist(o, key, nkey, h, x);
 	if (o->format == OUTPUT_OPENMETRICS)

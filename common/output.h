@@ -95,8 +95,10 @@ void output_stamp(struct output *o);
 void output_report_begin(struct output *o);
 /* Open a JSON object with the fields every object has: tool, time, unit. */
 void output_json_begin(struct output *o, struct json *j);
+/* One histogram, in every format the run writes, settled first
+ * (hist_settle(): max and min kept inside its buckets). */
 void output_hist(struct output *o, const struct key_field *key, int nkey,
-		 const struct hist *h, const struct hist_extra *x);
+		 const struct hist *raw, const struct hist_extra *x);
 /* "key": {...}; and the fields alone, in an object already open. */
 void output_key_json(struct json *j, const struct key_field *key, int nkey);
 void output_key_fields_json(struct json *j, const struct key_field *key, int nkey);

@@ -24,8 +24,8 @@
 
 /* The slot's values are described by a one-entry template of the same
  * key and value: libbpf creates the template to make the slot, and the
- * kernel compares a hash inner map's type, key, value and flags, not its
- * size (a template the size of the real map costs 2 MiB and ~5 ms per
+ * kernel (5.10 and later) compares a hash inner map's type, key, value
+ * and flags, not its size (a template the size of the real map costs 2 MiB and ~5 ms per
  * 1024 histograms at start). */
 #define KEYED_SLOT(name, inner)						\
 	struct {							\

@@ -43,9 +43,16 @@ NOATOMICS_LIST := ^-p PID: exact|^-n COMM: |^-c CGROUP: |^-P: one histogram|^-F:
 	^-C: the workload ranks first|^-C --by file: two paths|^-L: exactly N opens|^-t and -c include|\
 	^-D: one histogram per disk|^lost: once|^10 ms intervals, per disk|^-p and -t: the I/O|\
 	^IPv4 over veth|^-p: one receiver's rows|^a socket two processes read|^nothing of [a-z]+ stays loaded
+# It checks that the switch works, and that no test it names was renamed
+# out of it (NOATOMICS_COUNT).
+NOATOMICS_SUITES := tests/readlat.bats tests/opensnoop.bats tests/biolat.bats tests/tcprcv.bats
+NOATOMICS_COUNT := 27
 noatomics-test: all $(WORKLOADS) $(TEST_TOOLS)
-	$(Q)export TRACETOOLS_BPF_ATOMICS=0; \
-		$(call bats_tap,-f "$(NOATOMICS_TESTS)" tests/readlat.bats tests/opensnoop.bats tests/biolat.bats tests/tcprcv.bats)
+	$(Q)TRACETOOLS_BPF_ATOMICS=0 $(OUTPUT)/readlat --check | grep -qE '^BPF atomics +fallback +TRACETOOLS_BPF_ATOMICS=0' || \
+		{ echo "noatomics-test: TRACETOOLS_BPF_ATOMICS=0 did not choose the programs without BPF atomics" >&2; exit 1; }
+	$(Q)n=$$($(BATS) --count -f "$(NOATOMICS_TESTS)" $(NOATOMICS_SUITES)); [ "$$n" -ge $(NOATOMICS_COUNT) ] || \
+		{ echo "noatomics-test: $$n tests match NOATOMICS_TESTS, not $(NOATOMICS_COUNT): one was renamed?" >&2; exit 1; }
+	$(Q)export TRACETOOLS_BPF_ATOMICS=0; $(call bats_tap,-f "$(NOATOMICS_TESTS)" $(NOATOMICS_SUITES))
 
 # The bats suite on the sanitized build (make SANITIZE=1 san-test): every
 # report of ASan, UBSan or LeakSanitizer is written to a log of its own

@@ -234,7 +234,9 @@ static int select_event(const struct tool *t, int only_kind, struct probe_set *p
 			 tried[0] ? "; " : "", why);
 		fallback = true;
 	}
-	if (t->probes[first].optional && only_kind < 0) {
+	/* Absent here (a syscall this architecture lacks), or with --probe
+	 * absent in that kind: the event may be, whatever --probe says. */
+	if (t->probes[first].optional) {
 		check_row(name, CHECK_FALLBACK, "skipped: %s", tried);
 		return 0;
 	}

@@ -124,6 +124,28 @@ test_calls() {
 	expect_totals "$events" 0 0 0
 }
 
+# --probe tracepoint pins every event to its tracepoint: where the
+# architecture has no open(2) (arm64), its probes are skipped, as without
+# --probe, and the others count exactly (it refused, naming sys_enter_open).
+test_probe_tracepoint() {
+	mkfiles
+	run "$BUILD/opensnoop" --probe tracepoint --check
+	expect_status 0 "$STATUS"
+	if has_open; then
+		expect_line run.out '^probe sys_enter_open +ok +tracepoint syscalls/sys_enter_open$'
+	else
+		expect_line run.out '^probe sys_enter_open +fallback +skipped: '
+	fi
+	expect_line run.out '^probe sys_enter_openat +ok +tracepoint syscalls/sys_enter_openat$'
+	start_opens A --file "$T/d/one" --opens 6 --call openat --comm os_tp
+	start_tool opensnoop --probe tracepoint -j -n os_tp
+	go
+	wait_loads A
+	stop_tool INT
+	expect_status 0
+	expect_eq "events" "$(count_events)" 6
+}
+
 # The path is read at the exit: from a page dropped before each open (not
 # present at the syscall's entry), and from the last bytes of a page with
 # nothing mapped after it. Never empty, never unreadable.

@@ -23,13 +23,15 @@
  * INFLIGHT_MAP(name, type, slots), slots a power of two.
  *
  * Kernels without compare-and-swap (before 5.12: the Makefile's
- * BPF_NO_ATOMICS) get an LRU hash by key instead, as libbpf-tools'
- * biolatency has: an update that the bucket lock refuses loses that
+ * BPF_NO_ATOMICS) get an LRU hash by key instead (libbpf-tools'
+ * biolatency keeps a plain hash): an update that the bucket lock refuses loses that
  * operation's start (its end is then counted as unmatched), and the LRU
  * evicts what it evicts uncounted; ended entries stay until evicted.
  */
 #ifndef INFLIGHT_BPF_H
 #define INFLIGHT_BPF_H
+
+#include "lookup.bpf.h"
 
 #define INFLIGHT_WINDOW 8	/* slots tried from the key's hash on */
 
@@ -71,14 +73,8 @@ static __always_inline struct inflight_head *inflight_get(void *map, __u32 slots
 							  __u64 now, const void *zero, __u32 value_size,
 							  __u64 *evicted, bool *created)
 {
-	struct inflight_head *e = bpf_map_lookup_elem(map, &key);
+	struct inflight_head *e = lookup_or_create(map, &key, zero, created);
 
-	*created = false;
-	if (e)
-		return e;
-	/* Made here, or by another CPU meanwhile (-EEXIST): that one's. */
-	*created = !bpf_map_update_elem(map, &key, zero, BPF_NOEXIST);
-	e = bpf_map_lookup_elem(map, &key);
 	if (e && *created) {
 		e->key = key;
 		e->born = now;

@@ -12,6 +12,7 @@
 #define KEYED_BPF_H
 
 #include "interval.bpf.h"
+#include "lookup.bpf.h"
 
 /* Inner hash map; declare two, plus the outer slot. */
 #define KEYED_MAP(name, key_type, value_type, entries)			\
@@ -46,7 +47,7 @@ static __always_inline void *keyed_get(void *slot, const struct interval_pass *p
 				       const void *zero, bool *created)
 {
 	__u32 slot_key = p->idx;
-	void *inner, *v;
+	void *inner;
 
 	*created = false;
 	if (!p->entered)
@@ -54,11 +55,7 @@ static __always_inline void *keyed_get(void *slot, const struct interval_pass *p
 	inner = bpf_map_lookup_elem(slot, &slot_key);
 	if (!inner)
 		return NULL;
-	v = bpf_map_lookup_elem(inner, key);
-	if (v)
-		return v;
-	*created = !bpf_map_update_elem(inner, key, zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(inner, key);
+	return lookup_or_create(inner, key, zero, created);
 }
 
 #endif /* KEYED_BPF_H */

@@ -30,6 +30,7 @@
 #include "filter.bpf.h"	/* first: see filter_state */
 #include "hist.bpf.h"
 #include "kernel.bpf.h"
+#include "lookup.bpf.h"
 #include "names.bpf.h"
 #include "raw_tp.bpf.h"
 #include "syscall_tp.bpf.h"
@@ -330,14 +331,11 @@ static __always_inline void arrived(void *sk, __u32 end)
 	__u64 key = (__u64)sk;
 	struct tcprcv_arrival *a;
 	struct tcprcv_ring *r;
+	bool created;
 
-	r = bpf_map_lookup_elem(&rings, &key);
-	if (!r) {
-		bpf_map_update_elem(&rings, &key, &ring_zero, BPF_NOEXIST);
-		r = bpf_map_lookup_elem(&rings, &key);
-		if (!r)
-			return;
-	}
+	r = lookup_or_create(&rings, &key, &ring_zero, &created);
+	if (!r)
+		return;
 	if (r->head - r->tail < TCPRCV_RING) {
 		a = &r->ring[r->head & (TCPRCV_RING - 1)];
 		a->ts = bpf_ktime_get_ns();

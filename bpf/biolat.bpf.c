@@ -77,11 +77,10 @@ static __always_inline __u64 rq_alloc(void *rq)
 /* The request is seen for the first time (inserted, or issued directly):
  * in the context of the process that submitted it, which the filters
  * judge here, once. */
-static __always_inline void rq_first_seen(struct rq_entry *e, void *rq, __u32 dev)
+static __always_inline void rq_first_seen(struct rq_entry *e, __u32 dev)
 {
 	e->dev = dev;
 	e->skip = by_submitter && !traced();
-	e->alloc = rq_alloc(rq);
 }
 
 /* The histogram @e's I/O is counted in. */
@@ -154,7 +153,7 @@ static __always_inline struct rq_entry *rq_entry(struct raw_tp_ctx *ctx, void **
 		e->requeued = 0;
 	}
 	/* The disk: known already with -d, needed otherwise by -D only. */
-	rq_first_seen(e, *rq, filter_dev ? dev : (by & BY_DISK) ? rq_dev(*rq) : 0);
+	rq_first_seen(e, filter_dev ? dev : (by & BY_DISK) ? rq_dev(*rq) : 0);
 	return e;
 }
 
@@ -333,20 +332,18 @@ int rq_complete(struct raw_tp_ctx *ctx)
 	if (nr_bytes < read_u32(rq, blk.rq_data_len))
 		return 0;
 	e = (struct rq_entry *)inflight_find(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)rq);
-	/* An I/O of the struct request that was never inserted or issued
-	 * while traced (an fsync's empty flush write, which the flush
-	 * machinery completes without issuing it), in the slot an earlier
-	 * I/O of it left: allocated at another time. That one is over; if
-	 * it was issued and its completion unseen, it is lost. */
-	if (e && e->alloc != rq_alloc(rq)) {
-		v = *e;
-		if (inflight_end((struct inflight_head *)e, (__u64)rq) && !v.ended && v.issued &&
-		    !v.requeued && !v.skip)
-			lost_add(&v);
+	/* An ended slot: this is its I/O's second completion, or, if the
+	 * struct request was allocated after the slot was taken (the same
+	 * clock), an I/O of it that was never inserted or issued while
+	 * traced: an fsync's empty flush write, which the flush machinery
+	 * completes without issuing it. Only here is the allocation time
+	 * read; a kernel that does not time requests gives 0: a second
+	 * completion. */
+	if (e && e->ended) {
+		if (rq_alloc(rq) <= e->born)
+			return 0;	/* its second completion */
 		e = NULL;
 	}
-	if (e && e->ended)
-		return 0;	/* its second completion */
 	if (e) {
 		v = *e;
 		if (!inflight_end((struct inflight_head *)e, (__u64)rq))

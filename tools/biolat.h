@@ -44,8 +44,6 @@ struct rq_entry {
 	__u64 born;		/* when the request took the slot */
 	__u64 ended;		/* completed; the slot may be taken */
 	__u64 ts;		/* start: issue (or insertion with -Q); 0 not yet */
-	__u64 alloc;		/* the request's start_time_ns (its allocation)
-				 * when first seen: tells its I/Os apart */
 	__u32 dev;
 	__u32 flags;
 	__u32 bytes;		/* its size at issue */

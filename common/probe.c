@@ -455,7 +455,6 @@ const void *tool_elf_bytes(const void *(*bytes)(size_t *sz), const void *(*noato
 	return tool_noatomics() ? noatomics(sz) : bytes(sz);
 }
 
-
 void start_store_unused(struct bpf_map *task, struct bpf_map *tid, bool task_storage)
 {
 	if (task_storage)

@@ -195,11 +195,13 @@ const char *cli_display_name(const struct tool *t, const char *argv0);
 /* Where kernel types come from, for messages: "--btf FILE" or "kernel BTF". */
 const char *btf_source(const struct run_config *rc);
 
-/* The bytes of a tool's BPF object that this kernel takes: @bytes, or
- * where its BPF has no atomics but add, or the tool asked for them in its
- * features(), @noatomics (the same programs built with BPF_NO_ATOMICS,
- * which need no helper or program feature after 5.10 either). Each
- * tool's skeleton calls it as it opens (bpf/skeleton.sh). */
+/* Each tool's programs are built twice: as written, and with
+ * BPF_NO_ATOMICS (no atomic operation but add, nor any helper or program
+ * feature after 5.10). The second are loaded where this kernel's BPF has
+ * no atomics but add, or where the tool asked for them in its features()
+ * (tool_use_noatomics(); tool_noatomics() tells which are loaded).
+ * tool_elf_bytes() gives the chosen object's bytes, @bytes or
+ * @noatomics: each tool's skeleton calls it as it opens (bpf/skeleton.sh). */
 void tool_use_noatomics(void);
 bool tool_noatomics(void);
 const void *tool_elf_bytes(const void *(*bytes)(size_t *sz), const void *(*noatomics)(size_t *sz),

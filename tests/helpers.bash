@@ -4,21 +4,24 @@
 
 BUILD=${BUILD:-$BATS_TEST_DIRNAME/../build}
 LOAD=$BUILD/tests/readload
+TCPLOAD=$BUILD/tests/tcpload
 WAIT_SECS=${WAIT_SECS:-15}	# bound on any wait for a line or an exit
 TOOL_SECS=${TOOL_SECS:-40}	# hard bound on one tool run
 
 common_setup() {
 	T=$BATS_TEST_TMPDIR
 	JOBS=()
+	SERVERS=() SENT_TO=()	# serve's and send's, for go
 	[ -e /sys/kernel/tracing/events ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
 }
 
 common_teardown() {
 	local j
+	stop_watchdogs
 	for j in "${JOBS[@]}"; do
 		kill -KILL "$j" 2>/dev/null || true
 	done
-	touch "$T/go" "$T/hold"
+	touch "$T/go" "$T/write" "$T/hold"
 	wait 2>/dev/null || true
 	[ -z "${NONROOT_DIR:-}" ] || rm -rf "$NONROOT_DIR"
 	[ -z "${LOOP:-}" ] || loop_teardown
@@ -191,9 +194,73 @@ start_parked() {
 # known set of opens); sets NAME_PID and NAME_JOB.
 start_opens() { start_parked "$1" "$BUILD/tests/openload" "${@:2}"; }
 
-# go: release every parked workload; finish: let them exit after their reads.
-go() { touch "$T/go"; }
+# go: release every parked workload; finish: let them exit after their
+# reads. The tcpload senders (send) write once each server (serve) they
+# connect to has said "accepted": a byte that arrived before would be
+# counted as an unknown owner's by a report in between (tcprcv names a
+# socket's owner at accept(2)).
+go() {
+	local port
+	touch "$T/go"
+	for port in "${SENT_TO[@]}"; do
+		[ -z "${SERVERS[port]:-}" ] || wait_for "$T/${SERVERS[port]}.out" '^accepted$' || return 1
+	done
+	SENT_TO=()
+	touch "$T/write"
+}
 finish() { touch "$T/hold"; }
+
+# serve NAME NS ADDR [tcpload serve options]: a tcpload server listening
+# on ADDR in network namespace NS ("": this one), waiting for $T/go
+# (unless --go is given) before it accepts, for $T/hold after its reads;
+# sets NAME_PID, NAME_PORT and NAME_JOB. go waits for its accept(2),
+# unless it accepts later (its own --go) or on data (--defer-accept).
+serve() {
+	local name=$1 ns=$2 addr=$3 line port in_ns=()
+	shift 3
+	[ -z "$ns" ] || in_ns=(ip netns exec "$ns")
+	rm -f "$T/$name.out" "$T/write"
+	"${in_ns[@]}" "$TCPLOAD" serve "$addr" 0 --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
+	JOBS+=($!)
+	printf -v "${name}_JOB" %s $!
+	wait_for "$T/$name.out" '^listening '
+	line=$(head -n1 "$T/$name.out")
+	port=$(sed -E 's/^listening ([0-9]+) .*/\1/' <<<"$line")
+	printf -v "${name}_PORT" %s "$port"
+	printf -v "${name}_PID" %s "$(sed -E 's/.*pid=([0-9]+)$/\1/' <<<"$line")"
+	[[ " $* " == *" --go "* || " $* " == *" --defer-accept "* ]] || SERVERS[port]=$name
+	# ip netns exec execs the command: the job is tcpload itself (send
+	# counts on that for the sender's PID, known before it connects).
+	[[ "$line" == *" pid=$!" ]]
+}
+
+# send NAME NS ADDR PORT BYTES [tcpload send options]: a tcpload sender
+# in NS ("": this one), connecting at $T/go and writing at $T/write (go);
+# sets NAME_PID and NAME_JOB.
+send() {
+	local name=$1 ns=$2 in_ns=()
+	shift 2
+	[ -z "$ns" ] || in_ns=(ip netns exec "$ns")
+	rm -f "$T/$name.out"
+	"${in_ns[@]}" "$TCPLOAD" send "$@" --go "$T/go" --write-go "$T/write" > "$T/$name.out" 2>&1 &
+	JOBS+=($!)
+	SENT_TO+=("$2")
+	printf -v "${name}_JOB" %s $!
+	printf -v "${name}_PID" %s $!
+}
+
+# accepted NS PORT PID: until PID holds the established connection with
+# local port PORT in network namespace NS ("": this one): it has accepted
+# it.
+accepted() {
+	retry holds "$@" || { echo "process $3 has not accepted on port $2${1:+ in $1}" >&2; return 1; }
+}
+
+holds() {
+	local in_ns=()
+	[ -z "$1" ] || in_ns=(ip netns exec "$1")
+	"${in_ns[@]}" ss -tnpH state established "( sport = :$2 )" | grep -q "pid=$3,"
+}
 
 # wait_loads NAME...: until each workload has done its reads and exited.
 wait_loads() {
@@ -219,9 +286,10 @@ start_tool() {
 }
 
 # watchdog PID: kill it after TOOL_SECS whatever happens (signals sent by
-# the tests go to the tool itself, not to a wrapper).
+# the tests go to the tool itself, not to a wrapper). Not on bats's fd 3,
+# which bats waits to see closed at the end of the file.
 watchdog() {
-	(sleep "$TOOL_SECS"; kill -KILL "$1") >/dev/null 2>&1 &
+	(sleep "$TOOL_SECS"; kill -KILL "$1") >/dev/null 2>&1 3>&- &
 	JOBS+=("$1" $!)
 }
 
@@ -395,10 +463,10 @@ disk_ios() {
 }
 
 # stop_watchdogs: end the sleeps of the running watchdogs, before
-# common_teardown kills the watchdogs themselves. Each sleep inherits
-# bats's fd 3 and outlives its killed watchdog; bats waits for fd 3 to
-# close at the end of the file, up to TOOL_SECS after the last watchdog
-# started. A watchdog is stopped first, so that its kill cannot follow.
+# common_teardown kills the watchdogs themselves: a sleep outlives its
+# killed watchdog, whose kill would otherwise follow TOOL_SECS later, at
+# a PID that another test's process may have by then. A watchdog is
+# stopped first, so that its kill cannot follow.
 stop_watchdogs() {
 	local j
 	for j in "${JOBS[@]}"; do
@@ -436,25 +504,33 @@ stop_more() {
 # hold), one "prog_id N", "map_id N" or "link_id N" a line, into FILE. Call
 # it while the tool runs (after start_tool); fails if PID holds nothing.
 bpf_ids_of() {
-	local f p m
-	for f in /proc/"$1"/fdinfo/*; do
-		sed -nE 's/^(prog_id|map_id|link_id):[[:space:]]+([0-9]+)$/\1 \2/p' "$f" 2>/dev/null
-	done | sort -u > "$2"
-	for p in $(awk '$1 == "prog_id" { print $2 }' "$2"); do
-		bpftool -j prog show id "$p" 2>/dev/null | jq -r '.map_ids[]? | "map_id \(.)"'
-	done >> "$2"
-	for m in $(awk '$1 == "map_id" { print $2 }' "$2"); do
+	local ids m
+	cat /proc/"$1"/fdinfo/* 2>/dev/null |
+		sed -nE 's/^(prog_id|map_id|link_id):[[:space:]]+([0-9]+)$/\1 \2/p' | sort -u > "$2"
+	# one listing of all programs, one of all maps: a bpftool and a jq a
+	# program or map would take a second for a tool, 10 for 10 of them
+	ids=$(bpf_id_list prog_id "$2")
+	[ "$ids" = "[]" ] || bpftool -j prog show 2>/dev/null |
+		jq -r --argjson ids "$ids" '.[] | select(.id | IN($ids[])) | .map_ids[]? | "map_id \(.)"' >> "$2"
+	ids=$(bpf_id_list map_id "$2")
+	for m in $([ "$ids" = "[]" ] || bpftool -j map show 2>/dev/null |
+		jq -r --argjson ids "$ids" '.[] | select((.id | IN($ids[])) and (.type | test("_of_maps$"))) | .id'); do
 		bpf_inner_maps "$m"
 	done >> "$2"
 	sort -u -o "$2" "$2"
 	grep -q . "$2"
 }
 
-# bpf_inner_maps ID: "map_id N" for each map map ID holds, if it is a map
-# of maps (a lookup from user space gives the inner map's ID, as bytes).
+# bpf_id_list KIND FILE: bpf_ids_of's IDs of KIND (prog_id, map_id) in FILE,
+# as a JSON array.
+bpf_id_list() {
+	awk -v k="$1" 'BEGIN { printf "[" } $1 == k { printf "%s%s", sep, $2; sep = "," } END { print "]" }' "$2"
+}
+
+# bpf_inner_maps ID: "map_id N" for each map the map of maps ID holds (a
+# lookup from user space gives the inner map's ID, as bytes).
 bpf_inner_maps() {
 	local v
-	bpftool -j map show id "$1" 2>/dev/null | jq -e '.type | test("_of_maps$")' >/dev/null || return 0
 	bpftool -j map dump id "$1" 2>/dev/null |
 		jq -r '.[].value | map(ltrimstr("0x")) | reverse | join("")' |
 		while read -r v; do echo "map_id $((16#$v))"; done

@@ -28,7 +28,6 @@ setup() {
 }
 
 teardown() {
-	stop_watchdogs
 	common_teardown
 	ip netns del "$NS" 2>/dev/null || true
 }

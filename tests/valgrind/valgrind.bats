@@ -32,10 +32,7 @@ setup() {
 	echo a > "$T/d/one"
 }
 
-teardown() {
-	stop_watchdogs
-	common_teardown
-}
+teardown() { common_teardown; }
 
 # vg_cmd TOOL [args]: the command line of TOOL under memcheck, its log in
 # $T/vg.

@@ -17,13 +17,17 @@ bats_require_minimum_version 1.5.0
 
 KIB=1024
 
-setup_file() { fleet_start; }
+# Its tests share TEXTDIR (Prometheus sums every file there) and clear it
+# after each: one at a time, beside other files' tests.
+setup_file() {
+	export BATS_NO_PARALLELIZE_WITHIN_FILE=true
+	fleet_start
+}
 teardown_file() { fleet_stop; }
 
 setup() { common_setup; }
 
 teardown() {
-	stop_watchdogs
 	common_teardown
 	# A tool killed here leaves its file: the next test must not see it.
 	rm -f "$TEXTDIR"/*.prom
@@ -201,20 +205,12 @@ p99_agrees() {
 }
 
 @test "fleet: tcprcv's bytes received and read over loopback, to the byte" {
-	local b=$((1024 * KIB)) line port pid
-	rm -f "$T/srv.out"
-	"$BUILD/tests/tcpload" serve 127.0.0.1 0 --go "$T/go" --hold "$T/hold" --comm fl_server \
-		> "$T/srv.out" 2>&1 &
-	JOBS+=($!)
-	wait_for "$T/srv.out" '^listening '
-	line=$(head -n1 "$T/srv.out")
-	port=$(sed -E 's/^listening ([0-9]+) .*/\1/' <<<"$line")
-	pid=$(sed -E 's/.*pid=([0-9]+)$/\1/' <<<"$line")
-	start_fleet tcprcv -p "$pid"
-	"$BUILD/tests/tcpload" send 127.0.0.1 "$port" $b --go "$T/go" > "$T/send.out" 2>&1 &
-	JOBS+=($!)
+	local b=$((1024 * KIB))
+	serve SRV "" 127.0.0.1 --comm fl_server
+	start_fleet tcprcv -p "$SRV_PID"
+	send SEND "" 127.0.0.1 "$SRV_PORT" $b
 	go
-	wait_for "$T/srv.out" "^read $b\$"
+	wait_for "$T/SRV.out" "^read $b\$"
 	until_value 'sum(tcprcv_read_bytes_total{comm="fl_server"})' $b
 	until_value 'sum(tcprcv_received_bytes_total{comm="fl_server"})' $b
 	types_kept "$PROMFILE"

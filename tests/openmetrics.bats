@@ -9,17 +9,13 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 OM=$BATS_TEST_DIRNAME/om_check.py
-TCPLOAD=$BUILD/tests/tcpload
 
 setup() {
 	common_setup
 	mkdir -p "$T/d"
 	echo a > "$T/d/one"
 }
-teardown() {
-	stop_watchdogs
-	common_teardown
-}
+teardown() { common_teardown; }
 
 # om_ok [FILE] [--text004]: FILE (default $T/out) is nothing but whole
 # expositions, each one keeping the invariants.
@@ -59,17 +55,12 @@ traced() {
 }
 
 # transfer BYTES COMM: tcpload moves BYTES over loopback to a server
-# named COMM, both waiting for $T/go; sets port, R_PID (the server) and
-# S_JOB (the sender).
+# named COMM (helpers.bash: serve, send), both waiting for go; sets port,
+# R_PID (the server) and S_JOB (the sender).
 transfer() {
-	"$TCPLOAD" serve 127.0.0.1 0 --go "$T/go" --hold "$T/hold" --comm "$2" > "$T/R.out" 2>&1 &
-	JOBS+=($!)
-	wait_for "$T/R.out" '^listening '
-	port=$(sed -nE 's/^listening ([0-9]+) .*/\1/p' "$T/R.out")
-	R_PID=$(sed -nE 's/.* pid=([0-9]+)$/\1/p' "$T/R.out")
-	"$TCPLOAD" send 127.0.0.1 "$port" "$1" --go "$T/go" > "$T/S.out" 2>&1 &
-	JOBS+=($!)
-	S_JOB=$!
+	serve R "" 127.0.0.1 --comm "$2"
+	port=$R_PORT
+	send S "" 127.0.0.1 "$port" "$1"
 }
 
 # port_closed PORT: no TCP socket has local port PORT.
@@ -317,6 +308,7 @@ promtool_clean() {
 	"$BUILD/readlat" --help | grep -qE -- '--label=pid'
 }
 
+# bats test_tags=serial
 @test "--self-cost: each program's run time and runs, as counters" {
 	traced A "--reads 20 --delay-us 1000" --self-cost
 	[ "$(om readlat_bpf_runs_total program=exit_read)" -ge 20 ]
@@ -406,7 +398,9 @@ promtool_clean() {
 	refute grep -q _seconds "$T/out"
 }
 
-@test "every tool and mode: whole expositions only, the invariants kept, promtool clean on 0.0.4" {
+# exposition_modes: for each line of stdin, a tool and its arguments: 0.3 s
+# of it, one whole exposition, the invariants kept, promtool clean on 0.0.4.
+exposition_modes() {
 	local args
 	while IFS= read -r args; do
 		# shellcheck disable=SC2086	# words
@@ -423,7 +417,11 @@ promtool_clean() {
 		mv "$T/out004.prom" "$T/out004"
 		om_ok "$T/out004" --text004
 		promtool_clean "$T/out004"
-	done <<-'EOF_CASES'
+	done
+}
+
+@test "every tool and mode: whole expositions only, the invariants kept, promtool clean on 0.0.4" {
+	exposition_modes <<-'EOF_CASES'
 	readlat
 	readlat -P
 	readlat -F
@@ -439,6 +437,11 @@ promtool_clean() {
 	tcprcv -L -P
 	biolat -D -F
 	biolat --size
-	readlat --self-cost
 	EOF_CASES
+}
+
+# It turns the kernel's BPF run-time stats on, for every program.
+# bats test_tags=serial
+@test "--self-cost: a whole exposition, the invariants kept, promtool clean on 0.0.4" {
+	exposition_modes <<< 'readlat --self-cost'
 }

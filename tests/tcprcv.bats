@@ -14,7 +14,6 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-TCPLOAD=$BUILD/tests/tcpload
 TCPRCV_PROGS='tcp_probe|rcv_space|set_state|exit_accept4|exit_accept|retransmit|destroy'
 KIB=1024
 ALL_ROWS=8192		# -r: the largest, so that no other traffic pushes ours out
@@ -26,7 +25,6 @@ setup() {
 
 teardown() {
 	local ns
-	stop_watchdogs
 	common_teardown
 	for ns in "${NETNS[@]}"; do
 		ip netns del "$ns" 2>/dev/null || true
@@ -77,39 +75,6 @@ net_lo() {
 	ip -n "$SRV" link set lo up
 }
 
-# serve NAME NS ADDR [tcpload serve options]: a server listening in NS,
-# waiting for $T/go (unless --go is given) before it accepts, for $T/hold
-# after its reads; sets NAME_PID, NAME_PORT and NAME_JOB.
-serve() {
-	local name=$1 ns=$2 addr=$3 job line
-	shift 3
-	rm -f "$T/$name.out"
-	ip netns exec "$ns" "$TCPLOAD" serve "$addr" 0 --go "$T/go" --hold "$T/hold" "$@" \
-		> "$T/$name.out" 2>&1 &
-	job=$!
-	JOBS+=("$job")
-	printf -v "${name}_JOB" %s "$job"
-	wait_for "$T/$name.out" '^listening '
-	line=$(head -n1 "$T/$name.out")
-	printf -v "${name}_PORT" %s "$(sed -E 's/^listening ([0-9]+) .*/\1/' <<<"$line")"
-	printf -v "${name}_PID" %s "$(sed -E 's/.*pid=([0-9]+)$/\1/' <<<"$line")"
-	# ip netns exec execs the command: the job is tcpload itself (send
-	# counts on that for the sender's PID, known before it connects).
-	[[ "$line" == *" pid=$job" ]]
-}
-
-# send NAME NS ADDR PORT BYTES [tcpload send options]: a sender in NS,
-# waiting for $T/go before it connects; sets NAME_PID and NAME_JOB.
-send() {
-	local name=$1 ns=$2
-	shift 2
-	rm -f "$T/$name.out"
-	ip netns exec "$ns" "$TCPLOAD" send "$@" --go "$T/go" > "$T/$name.out" 2>&1 &
-	JOBS+=($!)
-	printf -v "${name}_JOB" %s $!
-	printf -v "${name}_PID" %s $!
-}
-
 # served NAME BYTES: the server has read exactly BYTES (it is then held).
 served() {
 	wait_for "$T/$1.out" '^read '
@@ -150,14 +115,6 @@ has_queued() {
 	ip netns exec "$1" ss -tnH state established "( sport = :$2 )" |
 		awk '$1 > 0 { found = 1 } END { exit !found }'
 }
-
-# accepted NS PORT PID: until PID holds the connection with local port
-# PORT in NS (it has accepted it).
-accepted() {
-	retry holds "$@" || { echo "process $3 has not accepted on port $2 in $1" >&2; return 1; }
-}
-
-holds() { ip netns exec "$1" ss -tnpH state established "( sport = :$2 )" | grep -q "pid=$3,"; }
 
 # next_report: until $T/out has one more line (one more JSON report).
 next_report() {
@@ -645,7 +602,7 @@ owner_rows() {
 	serve B "$SRV" "$SRV4" --comm tr_many --defer-accept
 	send SA "$CLI" "$SRV4" "$A_PORT" 1000
 	send SB "$CLI" "$SRV4" "$B_PORT" $((300 * KIB))
-	start_tool tcprcv -j 30
+	start_tool tcprcv -j -r $ALL_ROWS 30
 	go
 	served A 1000
 	served B $((300 * KIB))

@@ -6,17 +6,19 @@
  * serve ADDR PORT: listen on ADDR (an IPv4 or IPv6 literal), PORT (0: the
  * kernel picks), SO_REUSEADDR; print "listening PORT pid=P" (the real
  * port); wait for --go FILE; accept --conns connections one after another
- * and read() each to EOF, --read-size bytes a call (with --reply N, then
+ * ("accepted" after each accept(2) returned) and read() each to EOF,
+ * --read-size bytes a call (with --reply N, then
  * write N bytes back, 1 KiB a call); print "read BYTES" (all
  * connections); wait for --hold FILE; exit. --share: fork after each
  * accept(); parent and child both read the one socket to EOF (each read
  * goes to whichever asks), each prints "pid=P read N" for its own bytes,
  * the child exits, and the parent reaps it and counts both in "read".
  *
- * send ADDR PORT BYTES: wait for --go FILE; connect; write() exactly BYTES
- * bytes, --chunk a call (the last may be shorter; a short write is
- * continued by the next call); shut down the sending side; read until the
- * peer closes (so it has read every byte: a half-closed client, as nc -N);
+ * send ADDR PORT BYTES: wait for --go FILE; connect; wait for --write-go
+ * FILE; write() exactly BYTES bytes, --chunk a call (the last may be
+ * shorter; a short write is continued by the next call); shut down the
+ * sending side; read until the peer closes (so it has read every byte: a
+ * half-closed client, as nc -N);
  * "connected port=L" (the local port) is printed after connect, then
  * "received N" if the peer sent N > 0 bytes, then "sent BYTES pid=P".
  *
@@ -36,6 +38,9 @@
  *   --comm NAME        serve, send: process name (PR_SET_NAME, cut at 15
  *                      bytes), set while parsing, before any socket
  *   --go FILE          serve, send: see above (access() every 10 ms)
+ *   --write-go FILE    send: see above: a test makes FILE once the server
+ *                      said "accepted", so that no byte arrives while the
+ *                      connection's owner is unknown
  *   --sleep-us USEC    serve: sleep after each read that returned data;
  *                      send: sleep between writes (default 0)
  *   --read-size BYTES  serve, pair: bytes per read() (default 65536)
@@ -81,12 +86,12 @@ static const char *const usages[] = {
 		  "[--rcvbuf BYTES] [--share] [--defer-accept] [--reply BYTES] [--comm NAME] [--go FILE] "
 		  "[--hold FILE]",
 	[SEND] = "tcpload send ADDR PORT BYTES [--chunk BYTES] [--sleep-us USEC] "
-		 "[--comm NAME] [--go FILE]",
+		 "[--comm NAME] [--go FILE] [--write-go FILE]",
 	[PAIR] = "tcpload pair BYTES [--chunk BYTES] [--read-size BYTES] [--addr ADDR]",
 };
 
 static enum mode mode;
-static const char *addr = "127.0.0.1", *go_file, *hold_file;
+static const char *addr = "127.0.0.1", *go_file, *hold_file, *write_go_file;
 static long long nbytes, conns = 1, delay_us, rcvbuf, reply;
 static int defer_accept;
 static long long read_size = DEFAULT_READ_SIZE, chunk = DEFAULT_CHUNK;
@@ -183,11 +188,12 @@ static void parse(int argc, char **argv)
 		{ "read-size", 1, NULL, 'r' }, { "chunk", 1, NULL, 'k' }, { "addr", 1, NULL, 'a' },
 		{ "conns", 1, NULL, 'n' }, { "rcvbuf", 1, NULL, 'R' }, { "share", 0, NULL, 'S' },
 		{ "hold", 1, NULL, 'h' }, { "defer-accept", 0, NULL, 'D' }, { "reply", 1, NULL, 'y' },
+		{ "write-go", 1, NULL, 'w' },
 		{},
 	};
 	/* The modes that take each option, in the order above. */
 	static const int modes[] = { SERVE | SEND, SERVE | SEND, SERVE | SEND, SERVE | PAIR,
-				     SEND | PAIR, PAIR, SERVE, SERVE, SERVE, SERVE, SERVE, SERVE };
+				     SEND | PAIR, PAIR, SERVE, SERVE, SERVE, SERVE, SERVE, SERVE, SEND };
 	char name[16];
 	int c, i, nargs;
 
@@ -217,6 +223,7 @@ static void parse(int argc, char **argv)
 		case 'D': defer_accept = 1; break;
 		case 'y': reply = number(optarg, "--reply", 0, LLONG_MAX, 1); break;
 		case 'h': hold_file = optarg; break;
+		case 'w': write_go_file = optarg; break;
 		case 'k': chunk = number(optarg, "--chunk", 1, MAX_IO, 1); break;
 		case 'a': addr = optarg; break;
 		}
@@ -386,6 +393,7 @@ static void serve(void)
 	for (long long i = 0; i < conns; i++) {
 		int fd = accept_one(lfd);
 
+		printf("accepted\n");
 		total += share ? drain_shared(fd) : drain(fd, delay_us);
 		write_all(fd, reply, 0);
 		close(fd);
@@ -405,6 +413,7 @@ static void send_bytes(void)
 	wait_file(go_file);
 	fd = connect_to();
 	printf("connected port=%d\n", local_port(fd));
+	wait_file(write_go_file);
 	write_all(fd, nbytes, delay_us);
 	if (shutdown(fd, SHUT_WR))
 		fail("shutdown");

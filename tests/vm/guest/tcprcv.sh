@@ -18,28 +18,51 @@ net_up() {
 }
 
 # serve NAME ADDR [tcpload serve options]: a receiver listening on ADDR,
-# parked before accept(); sets NAME_PID and NAME_PORT.
+# parked before accept(); sets NAME_PID and NAME_PORT. go waits for its
+# accept(2) (unless it accepts on data, --defer-accept) before its
+# senders write.
 serve() {
-	local name=$1 addr=$2 line
+	local name=$1 addr=$2 line port
 	shift 2
-	rm -f "$T/$name.out"
+	rm -f "$T/$name.out" "$T/write"
 	timeout -s KILL "$TOOL_SECS" "$TCPLOAD" serve "$addr" 0 --go "$T/go" --hold "$T/hold" "$@" \
 		> "$T/$name.out" 2>&1 &
 	job $!
 	wait_for "$T/$name.out" '^listening '
 	line=$(head -n1 "$T/$name.out")
+	port=$(echo "$line" | sed -E 's/^listening ([0-9]+).*/\1/')
 	eval "${name}_PID=$(echo "$line" | sed -E 's/.*pid=([0-9]+).*/\1/')"
-	eval "${name}_PORT=$(echo "$line" | sed -E 's/^listening ([0-9]+).*/\1/')"
+	eval "${name}_PORT=$port"
+	case " $* " in *" --defer-accept "*) ;; *) SERVERS="$SERVERS $port:$name" ;; esac
 }
 
 # send NAME ADDR PORT BYTES [tcpload send options]: a sender, parked
-# before connect() on the same go file.
+# before connect() on the same go file, and before it writes on go's
+# $T/write.
 send() {
 	local name=$1
 	shift
 	rm -f "$T/$name.out"
-	timeout -s KILL "$TOOL_SECS" "$TCPLOAD" send "$@" --go "$T/go" > "$T/$name.out" 2>&1 &
+	timeout -s KILL "$TOOL_SECS" "$TCPLOAD" send "$@" --go "$T/go" --write-go "$T/write" \
+		> "$T/$name.out" 2>&1 &
 	job $!
+	SENT_TO="$SENT_TO $2"
+}
+
+# go: lib.sh's, then the senders write once each server they connect to
+# has said "accepted": a byte that arrived before would be counted as an
+# unknown owner's by a report in between (tcprcv names a socket's owner
+# at accept(2)).
+go() {
+	local p s
+	touch "$T/go"
+	for p in $SENT_TO; do
+		for s in $SERVERS; do
+			[ "${s%%:*}" != "$p" ] || wait_for "$T/${s#*:}.out" '^accepted$'
+		done
+	done
+	SENT_TO=
+	touch "$T/write"
 }
 
 # closed PORT...: until no TCP socket on these local ports is open (a
@@ -106,7 +129,9 @@ test_defer_accept() {
 	net_up
 	serve A 127.0.0.1 --comm tr_one --defer-accept
 	serve B ::1 --comm tr_many --defer-accept
-	start_tool tcprcv -j 0.2
+	# one report, at the end: with --defer-accept the data comes before
+	# accept(2), and a report in between would name its owner unknown
+	start_tool tcprcv -j
 	send SA 127.0.0.1 "$A_PORT" 1000
 	send SB ::1 "$B_PORT" $((200 * KIB))
 	go
@@ -140,7 +165,7 @@ test_half_close_client() {
 	S_PID=$(sed -nE 's/^sent [0-9]+ pid=([0-9]+)$/\1/p' "$T/S.out")
 	expect_line S.out "^received $((512 * KIB))\$"
 	finish
-	sleep 0.3	# the closes reach the kernel's destroy
+	closed "$R_PORT"
 	stop_tool
 	expect_status 0
 	expect_eq "bytes received by the client" "$(row_sum bytes "$S_PID")" $((512 * KIB))

@@ -128,7 +128,8 @@ LAT_HI=32768
 # 60 more in the same thread; readlat's count must be COUNT. This shell
 # and what it starts keep off CPU 0 meanwhile: a read of theirs there
 # would take the reader's place in the cache, and a stale answer would go
-# unseen.
+# unseen: the tests that use it run alone (serial), as no other test's
+# reads and forks may either.
 two_phases() {
 	local name=$1 setup=$2 between=$3 count=$4 tool=() pid mask
 	shift 4
@@ -152,6 +153,7 @@ two_phases() {
 	jout ".count == $count"
 }
 
+# bats test_tags=serial
 @test "-n COMM: a thread renamed, by another thread or by itself, is judged by its new name from then on" {
 	two_phases A : : 60 -n rl_after -- --comm rl_before --rename rl_after
 	two_phases B : : 40 -n rl_after -- --comm rl_after --rename rl_other
@@ -162,6 +164,7 @@ two_phases() {
 	two_phases E : : 60 -n rl_after -c "$root" -- --comm rl_before --rename-self rl_after
 }
 
+# bats test_tags=serial
 @test "-c CGROUP: a process moved in or out is judged by its new cgroup from then on" {
 	root=$(cgroup2_root) || skip "no cgroup2 mount"
 	cg="$root/readlat-test-$$"
@@ -488,11 +491,12 @@ EOF_CASES
 	jout '.count == 30 and .p50 >= 1024 and .p50 < $hi' --argjson hi "$LAT_HI"
 }
 
+# (names of its own: -n rl_alpha beside it would count these reads too)
 @test "without kernel BTF: -n copies the name out to compare it, same counts" {
-	start_load A --reads 25 --delay-us 2000 --comm rl_alpha
-	start_load C --reads 10 --delay-us 1000 --comm rl_alphabetical --comm rl_alpha
-	start_load D --reads 7 --delay-us 1000 --comm rl_alphabetical
-	unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec '$BUILD/readlat' -j -n rl_alpha" > "$T/out" 2> "$T/err" &
+	start_load A --reads 25 --delay-us 2000 --comm rl_nb_alpha
+	start_load C --reads 10 --delay-us 1000 --comm rl_nb_alphabet --comm rl_nb_alpha
+	start_load D --reads 7 --delay-us 1000 --comm rl_nb_alphabet
+	unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec '$BUILD/readlat' -j -n rl_nb_alpha" > "$T/out" 2> "$T/err" &
 	TOOL_JOB=$!
 	watchdog "$TOOL_JOB"
 	wait_for "$T/err" 'Hit Ctrl-C to end'
@@ -502,6 +506,8 @@ EOF_CASES
 	jout '.count == 35'
 }
 
+# It turns the kernel's BPF run-time stats on, for every program.
+# bats test_tags=serial
 @test "--self-cost: run count and ns per event of each program" {
 	start_load A --reads 20 --delay-us 1000
 	start_tool readlat --self-cost -p "$A_PID"

@@ -102,6 +102,8 @@ tool_progs() {
 	exact_split $READS
 }
 
+# It mounts a file system where every test's mount namespace sees it.
+# bats test_tags=serial
 @test "-B on a file of an ext4 filesystem: exact counts again" {
 	command -v mkfs.ext4 >/dev/null || skip "no mkfs.ext4 (e2fsprogs)"
 	loop_setup 128

@@ -22,6 +22,8 @@ teardown() { common_teardown; }
 	[[ "${lines[-1]}" == "badprog: the kernel's verifier rejected program 'bad_prog': R1 invalid mem access 'scalar'" ]]
 }
 
+# It needs both CPUs at once, and fills them.
+# bats test_tags=serial
 @test "keyed histograms' max and min, raised by two CPUs at once: every add that lost its race is counted" {
 	# hist_race: 1 compare-and-swap try, values from one counter on CPUs 0
 	# and 1; checks count, sum and max/min against what was added

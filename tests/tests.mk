@@ -22,14 +22,22 @@ workloads: $(WORKLOADS) $(TEST_TOOLS)
 
 -include tests/unit.mk
 
-# $(call bats_tap,DIR): TAP from bats on DIR's suites, then one closing
-# line "bats: N passed, N failed, N skipped".
-bats_tap = set -o pipefail; $(BATS) --tap $(1) | awk '{ print } \
-		/^ok .*\# skip/ { s++; next } /^ok / { p++ } /^not ok / { f++ } \
-		END { printf "bats: %d passed, %d failed, %d skipped\n", p, f, s; exit f > 0 }'
+# The bats suites: the tools' own (the tools, the runtime, hostile input:
+# what make check and the sanitized run take) and those that build,
+# package or install (package-test), which run none of our code that the
+# tools' suites do not. The slowest files first: the last to start
+# decides when a parallel run ends.
+PACKAGE_SUITES := $(addprefix tests/,deb.bats release.bats install.bats man.bats completion.bats readme.bats)
+SLOW_SUITES := $(addprefix tests/,runtime.bats readlat.bats tcprcv.bats biolat.bats opensnoop.bats)
+TOOL_SUITES := $(SLOW_SUITES) $(filter-out $(SLOW_SUITES) $(PACKAGE_SUITES),$(sort $(wildcard tests/*.bats)))
+# Tests at a time (tests/bats.sh; those tagged serial run alone after).
+BATS_JOBS ?= 4
+# $(call bats_run,ARGS): tests/bats.sh ARGS ([-j N] [-f REGEX] FILE...),
+# without this make's flags: a test that runs make runs it as a user does.
+bats_run = env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL BATS='$(BATS)' BATS_JOBS=$(BATS_JOBS) bash tests/bats.sh $(1)
 
 bats-test: all $(WORKLOADS) $(TEST_TOOLS)	# all: the completion files too
-	$(Q)$(call bats_tap,tests/)
+	$(Q)$(call bats_run,$(TOOL_SUITES))
 
 # The programs built without BPF atomics (bpf/skeleton.sh), on this
 # kernel (TRACETOOLS_BPF_ATOMICS=0): from each tool's own suite, a test of
@@ -52,15 +60,13 @@ noatomics-test: all $(WORKLOADS) $(TEST_TOOLS)
 		{ echo "noatomics-test: TRACETOOLS_BPF_ATOMICS=0 did not choose the programs without BPF atomics" >&2; exit 1; }
 	$(Q)n=$$($(BATS) --count -f "$(NOATOMICS_TESTS)" $(NOATOMICS_SUITES)); [ "$$n" -ge $(NOATOMICS_COUNT) ] || \
 		{ echo "noatomics-test: $$n tests match NOATOMICS_TESTS, not $(NOATOMICS_COUNT): one was renamed?" >&2; exit 1; }
-	$(Q)export TRACETOOLS_BPF_ATOMICS=0; $(call bats_tap,-f "$(NOATOMICS_TESTS)" $(NOATOMICS_SUITES))
+	$(Q)export TRACETOOLS_BPF_ATOMICS=0; $(call bats_run,-f "$(NOATOMICS_TESTS)" $(NOATOMICS_SUITES))
 
-# The bats suite on the sanitized build (make SANITIZE=1 san-test): every
-# report of ASan, UBSan or LeakSanitizer is written to a log of its own
-# (a tool that a test expects to fail must not hide one in its exit code),
-# in a directory under /tmp that the tests' unprivileged users can write
-# to, and any log fails the run, whatever bats said. The suite runs with
-# SANITIZE and make's flags out of its environment: the tests that build
-# (a release, a package) build as a user would.
+# The tools' suites on the sanitized build (make SANITIZE=1 san-test):
+# every report of ASan, UBSan or LeakSanitizer is written to a log of its
+# own (a tool that a test expects to fail must not hide one in its exit
+# code), in a directory under /tmp that the tests' unprivileged users can
+# write to, and any log fails the run, whatever bats said.
 san-test:
 ifneq ($(SANITIZE),1)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 san-test
@@ -69,13 +75,37 @@ san-test: all $(WORKLOADS) $(TEST_TOOLS)
 	$(Q)logs=$$(mktemp -d /tmp/san-logs.XXXXXX) && chmod 1777 "$$logs" && st=0; \
 	opts=halt_on_error=1:print_stacktrace=1:log_path=$$logs/san; \
 	ASAN_OPTIONS=$$opts:detect_leaks=1 UBSAN_OPTIONS=$$opts BUILD=$(abspath $(OUTPUT)) \
-		env -u SANITIZE -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-		$(MAKE) --no-print-directory bats-test || st=1; \
+		env -u SANITIZE $(call bats_run,$(TOOL_SUITES)) || st=1; \
 	if [ -n "$$(ls -A "$$logs")" ]; then \
 		echo "san-test: sanitizer reports in $$logs:" >&2; \
 		head -n 40 "$$logs"/* >&2; st=1; \
 	fi; exit $$st
 endif
+
+# The suites that build, package or install, on the Debian package made
+# once (make deb, in DEB_BUILDDIR), which deb.bats installs. One test at
+# a time: a suite's tests install, then check, then purge, in order.
+package-test: all $(WORKLOADS) deb
+	$(Q)DEBS=$(abspath $(DEB_BUILDDIR)) $(call bats_run,-j 1 $(PACKAGE_SUITES))
+
+# Reproducible builds: a second Debian package, made in another directory
+# of another length, has every .deb byte for byte the same as the first
+# (package-test's, made here if it is not there yet): the BPF objects'
+# line info names their sources relative to the tree (REPRO_FLAGS). The
+# release tarball's twin builds are release.bats's.
+REPRO_DEB_BUILDDIR := $(OUTPUT)/repro/another/build-dir/b
+repro-test:
+	$(Q)[ -n "$(wildcard $(DEB_BUILDDIR)/*.deb)" ] || $(MAKE) --no-print-directory deb
+	$(call msg,DEB,$(REPRO_DEB_BUILDDIR))
+	$(Q)$(MAKE) --no-print-directory deb DEB_BUILDDIR=$(REPRO_DEB_BUILDDIR) > $(OUTPUT)/repro.log 2>&1 || \
+		{ tail -n 40 $(OUTPUT)/repro.log >&2; exit 1; }
+	$(Q)st=0; for f in $(DEB_BUILDDIR)/*.deb; do \
+		g=$(REPRO_DEB_BUILDDIR)/$${f##*/}; \
+		if cmp -s "$$f" "$$g"; then echo "repro-test: $${f##*/}: the same bytes"; continue; fi; \
+		st=1; echo "repro-test: $$f and $$g differ; files that differ:" >&2; \
+		diff <(dpkg-deb --ctrl-tarfile "$$f" | tar -xO ./md5sums) \
+			<(dpkg-deb --ctrl-tarfile "$$g" | tar -xO ./md5sums) >&2; \
+	done; exit $$st
 
 -include tests/fuzz/fuzz.mk
 -include tests/vm/vm.mk
@@ -85,20 +115,53 @@ endif
 -include tests/lint.mk
 -include tests/arm64.mk
 
-# What make test runs, in order: static analysis, the unit tests, each
-# fuzz target for 60 s from its corpus, the tools on this kernel (and a
-# part of it with the programs built without BPF atomics), the
-# same suite on the sanitized build, one run of each tool under
-# valgrind, 100+ start/stop cycles of each tool, each tool for 60 s
-# under load (RSS, map fill, lost), then Debian 12's 6.1 (and its
-# PREEMPT_RT build) and Debian 11's 5.10 in a VM, then the arm64 build and its
-# guest tests on arm64 6.1. Every stage runs even when one before it
-# failed (a failed bats test must not hide what 6.1 says), and test
-# fails if any stage did.
-TEST_STAGES := lint unit-test fuzz bats-test noatomics-test san-test valgrind-test lifecycle-test soak-test vm-test \
-	arm64-test
+# make check: the loop to run after every change, minutes (README): the
+# unit tests, the fuzz corpora replayed, the tools' suites on this build.
+CHECK_STAGES := unit-test fuzz-regress bats-test
+
+# make test, what CI runs: static analysis; the unit tests; each fuzz
+# target's corpus replayed and fuzzed for seconds (make fuzz for long
+# runs); the tools' suites on this kernel, the part of them whose code
+# differs on the programs built without BPF atomics, and the same suites
+# on the sanitized build; the suites that build, package and install (the
+# Debian package once), and the second builds that must give the same
+# bytes; one run of each tool under valgrind; start/stop cycles of each
+# tool; each tool for 60 s under load (RSS, map fill, lost); the arm64
+# build and its checks; then the guests, two at a time: Debian 12's 6.1,
+# its PREEMPT_RT build, Debian 11's 5.10 and arm64 6.1.
+TEST_STAGES := lint unit-test fuzz-test bats-test noatomics-test san-test package-test repro-test \
+	valgrind-test lifecycle-test soak-test arm64-check guest-test
+
+# $(call stages,NAME,STAGE...): each stage (make -j, this machine's CPUs),
+# even when one before it failed (a failed bats test must not hide what
+# 6.1 says), with its time; then one line of every stage's time. Fails if
+# any stage did.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+stages = st=0; failed=; times=; start=$$(date +%s); \
+	for t in $(2); do \
+		s=$$(date +%s); \
+		$(MAKE) --no-print-directory -j$(NPROC) $$t || { st=1; failed="$$failed $$t"; }; \
+		s=$$(($$(date +%s) - s)); times="$$times $$t $$s,"; \
+		echo "make $(1): $$t took $$s s"; \
+	done; \
+	echo "make $(1): stage times (s):$${times%,}; total $$(($$(date +%s) - start))"; \
+	[ $$st = 0 ] || echo "make $(1): failed:$$failed" >&2; \
+	exit $$st
+
+# The guests of this build's kernels (vm-test) and of arm64's (make
+# vm-test ARCH=arm64) in one run, VM_JOBS at a time, in that order (rt,
+# the slowest, first). An arm64 guest that cannot be made does not keep
+# the others from running.
+guest-test: vm-kernel vm-initramfs arm64-build
+	+$(Q)st=0; arm=; \
+	if $(ARM64_MAKE) vm-kernel vm-initramfs; then arm=$$($(ARM64_MAKE) -s vm-runs); else st=1; fi; \
+	VM_TIMEOUT=$(VM_TIMEOUT) VM_TESTS='$(VM_TESTS)' VM_JOBS=$(VM_JOBS) \
+		bash tests/vm/run-all.sh $(VM_RUNS) $$arm || st=1; \
+	exit $$st
+
+.PHONY: check test fuzz-test package-test repro-test guest-test
+check:
+	$(Q)$(call stages,check,$(CHECK_STAGES))
 
 test:
-	$(Q)st=0; for t in $(TEST_STAGES); do \
-		$(MAKE) --no-print-directory $$t || { st=1; echo "make test: $$t failed" >&2; }; \
-	done; exit $$st
+	$(Q)$(call stages,test,$(TEST_STAGES))

@@ -5,6 +5,7 @@
 #
 #   make fuzz [FUZZ_SECS=60]   fuzz each target from its corpus for N s
 #   make fuzz-regress          run each target once over its corpus
+#   make fuzz-test             both: the corpus, then FUZZ_TEST_SECS (5) s each (make test)
 #
 # A target fuzz_NAME reads seeds from tests/fuzz/corpus/NAME (committed)
 # and writes what it finds to $(FUZZ_DIR)/corpus-NAME; a crash is saved
@@ -82,4 +83,11 @@ fuzz-regress: $(FUZZ_BINS)
 			tests/fuzz/corpus/$$t || exit 1; \
 	done
 
-.PHONY: fuzz fuzz-regress
+# make test's: each target's corpus replayed, then fuzzed from it for
+# FUZZ_TEST_SECS (seconds: new inputs from a change's code paths; the
+# long search is make fuzz's).
+FUZZ_TEST_SECS ?= 5
+fuzz-test: fuzz-regress
+	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECS=$(FUZZ_TEST_SECS)
+
+.PHONY: fuzz fuzz-regress fuzz-test

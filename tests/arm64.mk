@@ -5,6 +5,8 @@
 #   make arm64-test    the cross build (make ARCH=arm64, in build-arm64),
 #                      its checks below, then its guest tests on Debian
 #                      12's arm64 kernel (make vm-test ARCH=arm64)
+#   make arm64-check   the same but the guest (make test boots it beside
+#                      the x86 guests: guest-test in tests/tests.mk)
 #
 # On an x86_64 host: gcc-aarch64-linux-gnu, the :arm64 -dev packages
 # (dpkg --add-architecture arm64) and qemu-user-static, besides the VM's
@@ -25,14 +27,14 @@ ARM64_CC := $(if $(filter arm64,$(HOST_ARCH)),$(CC),$(GNU_ARCH_arm64)-linux-gnu-
 ARM64_MAKE = $(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(ARM64_OUTPUT) CC=$(ARM64_CC)
 ARM64_RUN := $(if $(filter arm64,$(HOST_ARCH)),,qemu-aarch64-static)
 
-.PHONY: arm64-build arm64-test
+.PHONY: arm64-build arm64-check arm64-test
 arm64-build:
 	+$(Q)$(ARM64_MAKE) all workloads
 
 # Each step whatever the one before said, as make test's stages; fails if
-# any did.
-arm64-test: arm64-build all
-	+$(Q)st=0; \
+# any did. arm64-check is all of them but the guest's, which make test
+# boots beside the x86 guests (guest-test, tests/tests.mk).
+ARM64_CHECKS = st=0; \
 	$(ARM64_MAKE) unit-test || { st=1; echo "arm64-test: the unit tests failed" >&2; }; \
 	for t in $(TOOLS); do \
 		f=$(ARM64_OUTPUT)/$$t; \
@@ -54,7 +56,13 @@ arm64-test: arm64-build all
 			! LC_ALL=C readelf -SW $$t | grep -q '\.debug_info' || \
 			{ echo "arm64-test: $$tar: $$t is not a stripped AArch64 ELF" >&2; exit 1; }; \
 		done); then \
-		echo "arm64-test: $${tar##*/}: $(TOOLS), stripped AArch64, sums check"; \
-	else st=1; echo "arm64-test: make release failed or its tarball is wrong" >&2; fi; \
+		echo "arm64-test: $$(basename $$tar): $(TOOLS), stripped AArch64, sums check"; \
+	else st=1; echo "arm64-test: make release failed or its tarball is wrong" >&2; fi
+
+arm64-check: arm64-build all
+	+$(Q)$(ARM64_CHECKS); exit $$st
+
+arm64-test: arm64-build all
+	+$(Q)$(ARM64_CHECKS); \
 	$(ARM64_MAKE) vm-test || st=1; \
 	exit $$st

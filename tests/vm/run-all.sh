@@ -1,37 +1,79 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# run-all.sh INITRD KERNEL_DIR...: run the guest tests on each kernel in
-# turn (run.sh, a header before each), even after one has failed; then one
-# summary line per kernel and, last, the total. Exit 0 only if every
-# kernel's run passed. A KERNEL_DIR is kernel.sh's (DIR/vmlinuz,
-# DIR/package), named kernel-NAME; NAME's console is in console-NAME.log
-# next to it.
+# run-all.sh [-j JOBS] [--arch ARCH] --initrd INITRD KERNEL_DIR... [--arch
+# ARCH --initrd INITRD KERNEL_DIR...]: run the guest tests on each kernel
+# (run.sh), JOBS guests at a time (default VM_JOBS, else 1): each TCG
+# guest runs on one host thread, so a 2-core machine boots two at once.
+# Each kernel's output is printed whole, under its header, when its run
+# ends; a failed kernel does not stop the others. Then one summary line
+# per kernel and, last, the total. Exit 0 only if every kernel's run
+# passed. A KERNEL_DIR is kernel.sh's (DIR/vmlinuz, DIR/package), named
+# kernel-NAME; NAME's console is in console-NAME.log next to it. --arch
+# (x86, default VM_ARCH, or arm64) and --initrd apply to the kernel
+# directories after them, so that one run boots several architectures'
+# guests side by side.
 #
 # Environment: as run.sh (VM_TIMEOUT applies to each kernel's run).
 set -uo pipefail
 
-initrd=$1
-shift
 here=$(dirname "$0")
-n=$# i=0 total_pass=0 total_fail=0 bad=
-summary=()
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+jobs=${VM_JOBS:-1} arch=${VM_ARCH:-x86} initrd=
+runs=()	# "ARCH INITRD DIR"
+while [ $# -gt 0 ]; do
+	case $1 in
+	-j) jobs=$2; shift ;;
+	--arch) arch=$2; shift ;;
+	--initrd) initrd=$2; shift ;;
+	*)
+		[ -n "$initrd" ] || { echo "run-all.sh: --initrd before $1" >&2; exit 2; }
+		runs+=("$arch $initrd $1") ;;
+	esac
+	shift
+done
+case $jobs in
+'' | *[!0-9]* | 0) echo "run-all.sh: -j $jobs: a number of guests, 1 or more" >&2; exit 2 ;;
+esac
+n=${#runs[@]}
+[ "$n" -gt 0 ] || { echo "run-all.sh: no kernel directory" >&2; exit 2; }
 
-for dir in "$@"; do
-	i=$((i + 1))
-	name=$(basename "$dir")
-	name=${name#kernel-}
-	pkg=$(cat "$dir/package" 2>/dev/null || echo "?")
-	log=$(dirname "$dir")/console-$name.log
-	echo "======== vm-test [$i/$n] $name: $pkg ========"
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+
+# run_one I: kernel I's run, its output (stderr too, in order: run.sh's
+# console tail follows its "not ok") in $work/I.out, its status and
+# seconds in $work/I.rc.
+run_one() {
+	local i=$1 a init dir start rc
+	read -r a init dir <<<"${runs[i]}"
+	local name=${dir##*/kernel-}
 	start=$(date +%s)
-	# stderr too, in order: run.sh's console tail follows its "not ok".
-	bash "$here/run.sh" "$dir/vmlinuz" "$initrd" "$log" 2>&1 | tee "$out"
-	rc=${PIPESTATUS[0]}
-	secs=$(($(date +%s) - start))
+	VM_ARCH=$a bash "$here/run.sh" "$dir/vmlinuz" "$init" "$(dirname "$dir")/console-$name.log" \
+		> "$work/$i.out" 2>&1
+	rc=$?
+	echo "$rc $(($(date +%s) - start))" > "$work/$i.rc"
+}
+
+# Start up to JOBS runs; print each one's output, in order, once it and
+# those before it have ended.
+next=0 shown=0 total_pass=0 total_fail=0 bad=
+summary=()
+while [ "$shown" -lt "$n" ]; do
+	while [ "$next" -lt "$n" ] && [ "$(jobs -pr | wc -l)" -lt "$jobs" ]; do
+		run_one "$next" &
+		next=$((next + 1))
+	done
+	if [ ! -e "$work/$shown.rc" ]; then
+		wait -n 2>/dev/null || sleep 1
+		continue
+	fi
+	read -r a init dir <<<"${runs[shown]}"
+	name=${dir##*/kernel-}
+	pkg=$(cat "$dir/package" 2>/dev/null || echo "?")
+	read -r rc secs < "$work/$shown.rc"
+	echo "======== vm-test [$((shown + 1))/$n] $name ($a): $pkg ========"
+	cat "$work/$shown.out"
 	# run.sh's last line: "vm: N passed, M failed".
-	last=$(tail -n1 "$out")
+	last=$(tail -n1 "$work/$shown.out")
 	passed=$(sed -n 's/^vm: \([0-9]*\) passed, [0-9]* failed$/\1/p' <<<"$last")
 	failed=$(sed -n 's/^vm: [0-9]* passed, \([0-9]*\) failed$/\1/p' <<<"$last")
 	if [ -z "$passed" ] || [ -z "$failed" ]; then
@@ -42,14 +84,15 @@ for dir in "$@"; do
 	line="vm: $name ($pkg): $passed passed, $failed failed, ${secs}s"
 	if [ "$rc" -ne 0 ]; then
 		bad="$bad $name"
-		which=$(sed -n 's/^not ok \([^:]*\):.*/\1/p' "$out" | tr '\n' ' ')
+		which=$(sed -n 's/^not ok \([^:]*\):.*/\1/p' "$work/$shown.out" | tr '\n' ' ')
 		line="$line; not ok: ${which% }"
 	fi
 	summary+=("$line")
 	echo
+	shown=$((shown + 1))
 done
 
-echo "======== vm-test summary ========"
+echo "======== vm-test summary ($jobs at a time) ========"
 printf '%s\n' "${summary[@]}"
 if [ -n "$bad" ]; then
 	echo "vm: $total_pass passed, $total_fail failed on $n kernel(s); failed on:$bad"

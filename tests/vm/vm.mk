@@ -7,6 +7,7 @@
 # Included by tests/tests.mk.
 #
 #   make vm-test                     fetch the kernels once, build, boot each, test
+#   make vm-test VM_JOBS=1           one guest at a time (default: one per CPU)
 #   make vm-test VM_KERNELS=rt       only one kernel (cloud, rt, 5.10, or a package name)
 #   make vm-test VM_KERNEL_PKG=linux-image-rt-amd64    the same (older spelling)
 #   make vm-test VM_TESTS=readlat    only the guest tests of readlat.sh
@@ -20,12 +21,14 @@ VM_DIR := $(OUTPUT)/vm
 VM_DEBARCH_x86 := amd64
 VM_DEBARCH_arm64 := arm64
 VM_DEBARCH := $(VM_DEBARCH_$(ARCH))
-# Kernel packages, booted in this order. A word without the linux-image-
-# prefix is short for linux-image-WORD-amd64 (cloud, rt; -arm64 for
-# ARCH=arm64). VM_KERNEL_PKG, if set, is the default list (one package).
-# arm64's default is Debian's generic arm64 kernel (linux-image-arm64).
+# Kernel packages, started in this order (the slowest first: rt, whose
+# guest takes three times the others', ends the run when it starts
+# last). A word without the linux-image- prefix is short for
+# linux-image-WORD-amd64 (cloud, rt; -arm64 for ARCH=arm64).
+# VM_KERNEL_PKG, if set, is the default list (one package). arm64's
+# default is Debian's generic arm64 kernel (linux-image-arm64).
 VM_KERNEL_PKG ?=
-VM_DEFAULT_KERNELS_x86 := cloud rt 5.10
+VM_DEFAULT_KERNELS_x86 := rt cloud 5.10
 VM_DEFAULT_KERNELS_arm64 := linux-image-arm64
 VM_KERNELS ?= $(or $(VM_KERNEL_PKG),$(VM_DEFAULT_KERNELS_$(ARCH)))
 # Another Debian release's kernel, by a word of its own: 5.10 is Debian
@@ -58,7 +61,7 @@ VM_GUEST := $(wildcard tests/vm/guest/*)
 # that goes away rebuilds the initramfs too (as does the directory's mtime).
 VM_LIST := $(VM_DIR)/initramfs.list
 
-.PHONY: vm-test vm-kernel vm-initramfs vm-force
+.PHONY: vm-test vm-kernel vm-initramfs vm-force vm-runs
 
 $(VM_DIR):
 	$(Q)mkdir -p $@
@@ -81,7 +84,7 @@ $(VM_DIR)/apt-%/apt.conf: tests/vm/apt-suite.sh | $(VM_DIR)
 
 # Each kernel's modules: rebuilt when its package, the list or the script
 # changes (the list is kept in modules.want, rewritten only when it differs).
-%/modules.want: vm-force
+%/modules.want: vm-force | %/vmlinuz
 	$(Q)echo '$(VM_MODULES)' | cmp -s - $@ || echo '$(VM_MODULES)' > $@
 
 %/modules.cpio.gz: %/vmlinuz %/modules.want tests/vm/modules.sh
@@ -108,8 +111,17 @@ $(VM_INITRD): $(VM_BINS) $(VM_GUEST) $(VM_LIST) tests/vm/guest tests/vm/mkinitra
 vm-kernel: $(VM_KERNEL_DIRS:%=%/vmlinuz) $(VM_KERNEL_DIRS:%=%/modules.cpio.gz)
 vm-initramfs: $(VM_INITRD)
 
-# One kernel after the other, each with its header; then one summary line
-# per kernel. Fails if any kernel's run failed (the later ones still run).
-vm-test: $(VM_KERNEL_DIRS:%=%/vmlinuz) $(VM_KERNEL_DIRS:%=%/modules.cpio.gz) $(VM_INITRD)
-	$(Q)VM_ARCH=$(ARCH) VM_TIMEOUT=$(VM_TIMEOUT) VM_TESTS='$(VM_TESTS)' \
-		bash tests/vm/run-all.sh $(VM_INITRD) $(VM_KERNEL_DIRS)
+# VM_JOBS guests at a time (each TCG guest runs on one host thread), each
+# kernel's output whole under its header; then one summary line per
+# kernel. Fails if any kernel's run failed (the others still run).
+# VM_RUNS is what run-all.sh is given: make vm-runs prints it, for a run
+# that boots this build's guests beside another ARCH's (make test's).
+VM_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+VM_RUNS = --arch $(ARCH) --initrd $(VM_INITRD) $(VM_KERNEL_DIRS)
+vm-test: vm-kernel vm-initramfs
+	$(Q)VM_TIMEOUT=$(VM_TIMEOUT) VM_TESTS='$(VM_TESTS)' VM_JOBS=$(VM_JOBS) bash tests/vm/run-all.sh $(VM_RUNS)
+
+# The kernels and the initramfs made, then run-all.sh's arguments for them.
+vm-runs: vm-kernel vm-initramfs
+	@echo '$(VM_RUNS)'
+

@@ -23,13 +23,15 @@ workloads: $(WORKLOADS) $(TEST_TOOLS)
 -include tests/unit.mk
 
 # The bats suites: the tools' own (the tools, the runtime, hostile input:
-# what make check and the sanitized run take) and those that build,
-# package or install (package-test), which run none of our code that the
-# tools' suites do not. The slowest files first: the last to start
-# decides when a parallel run ends.
+# what make check takes) and those that build, package or install
+# (package-test). The sanitized run takes the tools' and those of the
+# package suites that run the tools' code (their command lines: the man
+# pages' and completions' checks). The slowest files first: the last to
+# start decides when a parallel run ends.
 PACKAGE_SUITES := $(addprefix tests/,deb.bats release.bats install.bats man.bats completion.bats readme.bats)
 SLOW_SUITES := $(addprefix tests/,runtime.bats readlat.bats tcprcv.bats biolat.bats opensnoop.bats)
 TOOL_SUITES := $(SLOW_SUITES) $(filter-out $(SLOW_SUITES) $(PACKAGE_SUITES),$(sort $(wildcard tests/*.bats)))
+SAN_SUITES := $(TOOL_SUITES) tests/completion.bats tests/man.bats
 # Tests at a time (tests/bats.sh; those tagged serial run alone after).
 BATS_JOBS ?= 4
 # $(call bats_run,ARGS): tests/bats.sh ARGS ([-j N] [-f REGEX] FILE...),
@@ -62,7 +64,7 @@ noatomics-test: all $(WORKLOADS) $(TEST_TOOLS)
 		{ echo "noatomics-test: $$n tests match NOATOMICS_TESTS, not $(NOATOMICS_COUNT): one was renamed?" >&2; exit 1; }
 	$(Q)export TRACETOOLS_BPF_ATOMICS=0; $(call bats_run,-f "$(NOATOMICS_TESTS)" $(NOATOMICS_SUITES))
 
-# The tools' suites on the sanitized build (make SANITIZE=1 san-test):
+# SAN_SUITES on the sanitized build (make SANITIZE=1 san-test):
 # every report of ASan, UBSan or LeakSanitizer is written to a log of its
 # own (a tool that a test expects to fail must not hide one in its exit
 # code), in a directory under /tmp that the tests' unprivileged users can
@@ -75,7 +77,7 @@ san-test: all $(WORKLOADS) $(TEST_TOOLS)
 	$(Q)logs=$$(mktemp -d /tmp/san-logs.XXXXXX) && chmod 1777 "$$logs" && st=0; \
 	opts=halt_on_error=1:print_stacktrace=1:log_path=$$logs/san; \
 	ASAN_OPTIONS=$$opts:detect_leaks=1 UBSAN_OPTIONS=$$opts BUILD=$(abspath $(OUTPUT)) \
-		env -u SANITIZE $(call bats_run,$(TOOL_SUITES)) || st=1; \
+		env -u SANITIZE $(call bats_run,$(SAN_SUITES)) || st=1; \
 	if [ -n "$$(ls -A "$$logs")" ]; then \
 		echo "san-test: sanitizer reports in $$logs:" >&2; \
 		head -n 40 "$$logs"/* >&2; st=1; \
@@ -90,12 +92,13 @@ package-test: all $(WORKLOADS) deb
 
 # Reproducible builds: a second Debian package, made in another directory
 # of another length, has every .deb byte for byte the same as the first
-# (package-test's, made here if it is not there yet): the BPF objects'
-# line info names their sources relative to the tree (REPRO_FLAGS). The
-# release tarball's twin builds are release.bats's.
+# (package-test's, made again here unless it is this tree's): the BPF
+# objects' line info names their sources relative to the tree
+# (REPRO_FLAGS). The release tarball's twin builds are release.bats's.
 REPRO_DEB_BUILDDIR := $(OUTPUT)/repro/another/build-dir/b
 repro-test:
-	$(Q)[ -n "$(wildcard $(DEB_BUILDDIR)/*.deb)" ] || $(MAKE) --no-print-directory deb
+	$(Q)[ "$$($(DEB_TREE_SUM))" = "$$(cat $(DEB_BUILDDIR)/tree.sha256 2>/dev/null)" ] || \
+		$(MAKE) --no-print-directory deb
 	$(call msg,DEB,$(REPRO_DEB_BUILDDIR))
 	$(Q)$(MAKE) --no-print-directory deb DEB_BUILDDIR=$(REPRO_DEB_BUILDDIR) > $(OUTPUT)/repro.log 2>&1 || \
 		{ tail -n 40 $(OUTPUT)/repro.log >&2; exit 1; }
@@ -150,18 +153,21 @@ stages = st=0; failed=; times=; start=$$(date +%s); \
 
 # The guests of this build's kernels (vm-test) and of arm64's (make
 # vm-test ARCH=arm64) in one run, VM_JOBS at a time, in that order (rt,
-# the slowest, first). An arm64 guest that cannot be made does not keep
-# the others from running.
-guest-test: vm-kernel vm-initramfs arm64-build
-	+$(Q)st=0; arm=; \
-	if $(ARM64_MAKE) vm-kernel vm-initramfs; then arm=$$($(ARM64_MAKE) -s vm-runs); else st=1; fi; \
-	VM_TIMEOUT=$(VM_TIMEOUT) VM_TESTS='$(VM_TESTS)' VM_JOBS=$(VM_JOBS) \
-		bash tests/vm/run-all.sh $(VM_RUNS) $$arm || st=1; \
+# the slowest, first). Either's guests that cannot be made (a kernel not
+# downloaded, no cross compiler) do not keep the other's from running.
+guest-test:
+	+$(Q)st=0; runs=; \
+	if $(MAKE) --no-print-directory vm-kernel vm-initramfs; then \
+		runs=$$($(MAKE) -s --no-print-directory vm-runs | tail -n1); else st=1; fi; \
+	if $(ARM64_MAKE) vm-kernel vm-initramfs; then \
+		runs="$$runs $$($(ARM64_MAKE) -s vm-runs | tail -n1)"; else st=1; fi; \
+	[ -z "$${runs// }" ] || VM_TIMEOUT=$(VM_TIMEOUT) VM_TESTS='$(VM_TESTS)' VM_JOBS=$(VM_JOBS) \
+		bash tests/vm/run-all.sh $$runs || st=1; \
 	exit $$st
 
 .PHONY: check test fuzz-test package-test repro-test guest-test
 check:
-	$(Q)$(call stages,check,$(CHECK_STAGES))
+	+$(Q)$(call stages,check,$(CHECK_STAGES))
 
 test:
-	$(Q)$(call stages,test,$(TEST_STAGES))
+	+$(Q)$(call stages,test,$(TEST_STAGES))

@@ -14,5 +14,5 @@ ifneq ($(VALGRIND),1)
 	$(Q)$(MAKE) --no-print-directory VALGRIND=1 valgrind-test
 else
 valgrind-test: $(BINS) $(WORKLOADS)
-	$(Q)export BUILD=$(abspath $(OUTPUT)) VG_WAIT=$(VG_WAIT); $(call bats_tap,tests/valgrind/)
+	$(Q)export BUILD=$(abspath $(OUTPUT)) VG_WAIT=$(VG_WAIT); $(call bats_run,-j 1 tests/valgrind/)
 endif

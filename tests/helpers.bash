@@ -11,7 +11,8 @@ TOOL_SECS=${TOOL_SECS:-40}	# hard bound on one tool run
 common_setup() {
 	T=$BATS_TEST_TMPDIR
 	JOBS=()
-	SERVERS=() SENT_TO=()	# serve's and send's, for go
+	declare -gA SERVERS=()	# serve's, by "ADDR PORT": its name, for go
+	SENT_TO=()		# send's "ADDR PORT"s, for go
 	[ -e /sys/kernel/tracing/events ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
 }
 
@@ -19,9 +20,9 @@ common_teardown() {
 	local j
 	stop_watchdogs
 	for j in "${JOBS[@]}"; do
-		kill -KILL "$j" 2>/dev/null || true
+		own_child "$j" && kill -KILL "$j" 2>/dev/null
 	done
-	touch "$T/go" "$T/write" "$T/hold"
+	touch "$T/go" "$T/hold"
 	wait 2>/dev/null || true
 	[ -z "${NONROOT_DIR:-}" ] || rm -rf "$NONROOT_DIR"
 	[ -z "${LOOP:-}" ] || loop_teardown
@@ -195,18 +196,18 @@ start_parked() {
 start_opens() { start_parked "$1" "$BUILD/tests/openload" "${@:2}"; }
 
 # go: release every parked workload; finish: let them exit after their
-# reads. The tcpload senders (send) write once each server (serve) they
-# connect to has said "accepted": a byte that arrived before would be
+# reads. A tcpload sender (send) writes once the server (serve) it
+# connects to has said "accepted": a byte that arrived before would be
 # counted as an unknown owner's by a report in between (tcprcv names a
 # socket's owner at accept(2)).
 go() {
-	local port
+	local to
 	touch "$T/go"
-	for port in "${SENT_TO[@]}"; do
-		[ -z "${SERVERS[port]:-}" ] || wait_for "$T/${SERVERS[port]}.out" '^accepted$' || return 1
+	for to in "${SENT_TO[@]}"; do
+		[ -z "${SERVERS[$to]:-}" ] || wait_for "$T/${SERVERS[$to]}.out" '^accepted$' || return 1
+		touch "$T/write.${to#* }"
 	done
 	SENT_TO=()
-	touch "$T/write"
 }
 finish() { touch "$T/hold"; }
 
@@ -219,7 +220,7 @@ serve() {
 	local name=$1 ns=$2 addr=$3 line port in_ns=()
 	shift 3
 	[ -z "$ns" ] || in_ns=(ip netns exec "$ns")
-	rm -f "$T/$name.out" "$T/write"
+	rm -f "$T/$name.out"
 	"${in_ns[@]}" "$TCPLOAD" serve "$addr" 0 --go "$T/go" --hold "$T/hold" "$@" > "$T/$name.out" 2>&1 &
 	JOBS+=($!)
 	printf -v "${name}_JOB" %s $!
@@ -228,23 +229,25 @@ serve() {
 	port=$(sed -E 's/^listening ([0-9]+) .*/\1/' <<<"$line")
 	printf -v "${name}_PORT" %s "$port"
 	printf -v "${name}_PID" %s "$(sed -E 's/.*pid=([0-9]+)$/\1/' <<<"$line")"
-	[[ " $* " == *" --go "* || " $* " == *" --defer-accept "* ]] || SERVERS[port]=$name
+	rm -f "$T/write.$port"	# an earlier server's of this port
+	unset "SERVERS[$addr $port]"
+	[[ " $* " == *" --go "* || " $* " == *" --defer-accept "* ]] || SERVERS[$addr $port]=$name
 	# ip netns exec execs the command: the job is tcpload itself (send
 	# counts on that for the sender's PID, known before it connects).
 	[[ "$line" == *" pid=$!" ]]
 }
 
 # send NAME NS ADDR PORT BYTES [tcpload send options]: a tcpload sender
-# in NS ("": this one), connecting at $T/go and writing at $T/write (go);
+# in NS ("": this one), connecting at $T/go, writing when go says;
 # sets NAME_PID and NAME_JOB.
 send() {
 	local name=$1 ns=$2 in_ns=()
 	shift 2
 	[ -z "$ns" ] || in_ns=(ip netns exec "$ns")
 	rm -f "$T/$name.out"
-	"${in_ns[@]}" "$TCPLOAD" send "$@" --go "$T/go" --write-go "$T/write" > "$T/$name.out" 2>&1 &
+	"${in_ns[@]}" "$TCPLOAD" send "$@" --go "$T/go" --write-go "$T/write.$2" > "$T/$name.out" 2>&1 &
 	JOBS+=($!)
-	SENT_TO+=("$2")
+	SENT_TO+=("$1 $2")
 	printf -v "${name}_JOB" %s $!
 	printf -v "${name}_PID" %s $!
 }
@@ -470,9 +473,18 @@ disk_ios() {
 stop_watchdogs() {
 	local j
 	for j in "${JOBS[@]}"; do
-		kill -STOP "$j" 2>/dev/null || continue
+		own_child "$j" && kill -STOP "$j" 2>/dev/null || continue
 		pkill -KILL -P "$j" 2>/dev/null || true
 	done
+}
+
+# own_child PID: PID is still a child of this shell, not a reaped job's
+# PID that another process (another test's, in a parallel run) has now.
+own_child() {
+	local st ppid
+	read -r st < "/proc/$1/stat" 2>/dev/null || return 1
+	read -r _ ppid _ <<<"${st##*) }"
+	[ "$ppid" = "$BASHPID" ]
 }
 
 # start_more TOOL NAME [args]: a second TOOL beside start_tool's, its

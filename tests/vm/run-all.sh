@@ -37,24 +37,29 @@ n=${#runs[@]}
 [ "$n" -gt 0 ] || { echo "run-all.sh: no kernel directory" >&2; exit 2; }
 
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+# A stop (Ctrl-C, a kill) ends the runs too: run.sh ends its qemu.
+trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM HUP
 
 # run_one I: kernel I's run, its output (stderr too, in order: run.sh's
 # console tail follows its "not ok") in $work/I.out, its status and
-# seconds in $work/I.rc.
+# seconds in $work/I.rc, run.sh's PID in $work/I.pid while it runs.
 run_one() {
 	local i=$1 a init dir start rc
 	read -r a init dir <<<"${runs[i]}"
 	local name=${dir##*/kernel-}
 	start=$(date +%s)
 	VM_ARCH=$a bash "$here/run.sh" "$dir/vmlinuz" "$init" "$(dirname "$dir")/console-$name.log" \
-		> "$work/$i.out" 2>&1
+		> "$work/$i.out" 2>&1 &
+	echo $! > "$work/$i.pid"
+	wait $!
 	rc=$?
+	rm -f "$work/$i.pid"	# ended: its PID may be another's soon
 	echo "$rc $(($(date +%s) - start))" > "$work/$i.rc"
 }
 
 # Start up to JOBS runs; print each one's output, in order, once it and
-# those before it have ended.
+# those before it have ended. Polled: a run takes minutes.
 next=0 shown=0 total_pass=0 total_fail=0 bad=
 summary=()
 while [ "$shown" -lt "$n" ]; do
@@ -63,7 +68,9 @@ while [ "$shown" -lt "$n" ]; do
 		next=$((next + 1))
 	done
 	if [ ! -e "$work/$shown.rc" ]; then
-		wait -n 2>/dev/null || sleep 1
+		# a run that ended without its status (killed) failed
+		[ -n "$(jobs -pr)" ] || [ -e "$work/$shown.rc" ] || echo "1 0" > "$work/$shown.rc"
+		sleep 1
 		continue
 	fi
 	read -r a init dir <<<"${runs[shown]}"

@@ -66,14 +66,20 @@ start=$(date +%s)
 # code while the other vCPU runs it, as it does each time a tracepoint is
 # enabled or disabled: both vCPUs loop on the int3 of text_poke_bp in
 # syscall_trace_enter (soft lockup, see tests/vm/README.md).
+# timeout runs qemu in a process group of its own, which a Ctrl-C at
+# the terminal does not reach: a stop of this script stops it.
 timeout -k 10 "$timeout_s" "$qemu" \
 	-machine "$machine" ${cpu:+-cpu "$cpu"} -accel "${VM_ACCEL:-tcg,thread=single}" \
 	-m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}" \
 	-nographic -nodefaults -no-user-config -serial stdio -monitor none -no-reboot \
 	-kernel "$kernel" -initrd "$initrd" -append "$append" \
 	-drive "file=$disk,format=raw,if=none,id=disk,cache=$cache" -device virtio-blk-pci,drive=disk \
-	< /dev/null > "$log" 2>&1
+	< /dev/null > "$log" 2>&1 &
+timeout_pid=$!
+trap 'kill -TERM $timeout_pid 2>/dev/null; rm -rf "$work"; exit 130' INT TERM HUP
+wait $timeout_pid
 rc=$?
+trap - INT TERM HUP
 secs=$(($(date +%s) - start))
 
 # The console has CRLF line ends and may start lines with terminal escapes.

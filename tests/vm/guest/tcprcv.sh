@@ -19,12 +19,12 @@ net_up() {
 
 # serve NAME ADDR [tcpload serve options]: a receiver listening on ADDR,
 # parked before accept(); sets NAME_PID and NAME_PORT. go waits for its
-# accept(2) (unless it accepts on data, --defer-accept) before its
-# senders write.
+# accept(2) before its senders write, unless it accepts later (its own
+# --go) or on data (--defer-accept).
 serve() {
-	local name=$1 addr=$2 line port
+	local name=$1 addr=$2 line port s kept=
 	shift 2
-	rm -f "$T/$name.out" "$T/write"
+	rm -f "$T/$name.out"
 	timeout -s KILL "$TOOL_SECS" "$TCPLOAD" serve "$addr" 0 --go "$T/go" --hold "$T/hold" "$@" \
 		> "$T/$name.out" 2>&1 &
 	job $!
@@ -33,23 +33,31 @@ serve() {
 	port=$(echo "$line" | sed -E 's/^listening ([0-9]+).*/\1/')
 	eval "${name}_PID=$(echo "$line" | sed -E 's/.*pid=([0-9]+).*/\1/')"
 	eval "${name}_PORT=$port"
-	case " $* " in *" --defer-accept "*) ;; *) SERVERS="$SERVERS $port:$name" ;; esac
+	rm -f "$T/write.$port"	# an earlier server's of this port
+	for s in $SERVERS; do
+		[ "${s%%:*}" = "$port" ] || kept="$kept $s"
+	done
+	SERVERS=$kept
+	case " $* " in
+	*" --go "* | *" --defer-accept "*) ;;
+	*) SERVERS="$SERVERS $port:$name" ;;
+	esac
 }
 
 # send NAME ADDR PORT BYTES [tcpload send options]: a sender, parked
-# before connect() on the same go file, and before it writes on go's
-# $T/write.
+# before connect() on the same go file, and before it writes until go
+# says (write.PORT).
 send() {
 	local name=$1
 	shift
 	rm -f "$T/$name.out"
-	timeout -s KILL "$TOOL_SECS" "$TCPLOAD" send "$@" --go "$T/go" --write-go "$T/write" \
+	timeout -s KILL "$TOOL_SECS" "$TCPLOAD" send "$@" --go "$T/go" --write-go "$T/write.$2" \
 		> "$T/$name.out" 2>&1 &
 	job $!
 	SENT_TO="$SENT_TO $2"
 }
 
-# go: lib.sh's, then the senders write once each server they connect to
+# go: lib.sh's, then each sender writes once the server it connects to
 # has said "accepted": a byte that arrived before would be counted as an
 # unknown owner's by a report in between (tcprcv names a socket's owner
 # at accept(2)).
@@ -60,9 +68,9 @@ go() {
 		for s in $SERVERS; do
 			[ "${s%%:*}" != "$p" ] || wait_for "$T/${s#*:}.out" '^accepted$'
 		done
+		touch "$T/write.$p"
 	done
 	SENT_TO=
-	touch "$T/write"
 }
 
 # closed PORT...: until no TCP socket on these local ports is open (a
@@ -235,8 +243,9 @@ test_retransmit() {
 	start_tool tcprcv -j 0.2
 	send S 127.0.0.1 "$R_PORT" $((64 * KIB)) --comm tr_send --sleep-us 20000
 	go
-	wait_for "$T/R.out" '.'	# (listening)
-	sleep 0.3
+	# mid-transfer (it takes 1.3 s at least): once a report has the
+	# receiver's row; then lo is down for 0.5 s, past the first RTO
+	wait_for "$T/out" "\"pid\":$R_PID,"
 	ip link set lo down
 	sleep 0.5
 	ip link set lo up

@@ -12,7 +12,7 @@ common_setup() {
 	T=$BATS_TEST_TMPDIR
 	JOBS=()
 	declare -gA SERVERS=()	# serve's, by "ADDR PORT": its name, for go
-	SENT_TO=()		# send's "ADDR PORT"s, for go
+	SENT_TO=()		# send's "NAME ADDR PORT"s, for go
 	[ -e /sys/kernel/tracing/events ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
 }
 
@@ -197,15 +197,17 @@ start_opens() { start_parked "$1" "$BUILD/tests/openload" "${@:2}"; }
 
 # go: release every parked workload; finish: let them exit after their
 # reads. A tcpload sender (send) writes once the server (serve) it
-# connects to has said "accepted": a byte that arrived before would be
+# connects to has said "accepted" (its first accept, with --conns N): a
+# byte that arrived before would be
 # counted as an unknown owner's by a report in between (tcprcv names a
 # socket's owner at accept(2)).
 go() {
-	local to
+	local name to
 	touch "$T/go"
 	for to in "${SENT_TO[@]}"; do
+		name=${to%% *} to=${to#* }
 		[ -z "${SERVERS[$to]:-}" ] || wait_for "$T/${SERVERS[$to]}.out" '^accepted$' || return 1
-		touch "$T/write.${to#* }"
+		touch "$T/write.$name"
 	done
 	SENT_TO=()
 }
@@ -229,8 +231,7 @@ serve() {
 	port=$(sed -E 's/^listening ([0-9]+) .*/\1/' <<<"$line")
 	printf -v "${name}_PORT" %s "$port"
 	printf -v "${name}_PID" %s "$(sed -E 's/.*pid=([0-9]+)$/\1/' <<<"$line")"
-	rm -f "$T/write.$port"	# an earlier server's of this port
-	unset "SERVERS[$addr $port]"
+	unset "SERVERS[$addr $port]"	# an earlier server's
 	[[ " $* " == *" --go "* || " $* " == *" --defer-accept "* ]] || SERVERS[$addr $port]=$name
 	# ip netns exec execs the command: the job is tcpload itself (send
 	# counts on that for the sender's PID, known before it connects).
@@ -238,16 +239,16 @@ serve() {
 }
 
 # send NAME NS ADDR PORT BYTES [tcpload send options]: a tcpload sender
-# in NS ("": this one), connecting at $T/go, writing when go says;
-# sets NAME_PID and NAME_JOB.
+# in NS ("": this one), connecting at $T/go, writing when go says
+# (write.NAME); sets NAME_PID and NAME_JOB.
 send() {
 	local name=$1 ns=$2 in_ns=()
 	shift 2
 	[ -z "$ns" ] || in_ns=(ip netns exec "$ns")
-	rm -f "$T/$name.out"
-	"${in_ns[@]}" "$TCPLOAD" send "$@" --go "$T/go" --write-go "$T/write.$2" > "$T/$name.out" 2>&1 &
+	rm -f "$T/$name.out" "$T/write.$name"
+	"${in_ns[@]}" "$TCPLOAD" send "$@" --go "$T/go" --write-go "$T/write.$name" > "$T/$name.out" 2>&1 &
 	JOBS+=($!)
-	SENT_TO+=("$1 $2")
+	SENT_TO+=("$name $1 $2")
 	printf -v "${name}_JOB" %s $!
 	printf -v "${name}_PID" %s $!
 }

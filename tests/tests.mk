@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Tests: unit tests of common/ (cmocka) and bats suites running the real tools.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/%,$(wildcard tests/workloads/*.c))
 BATS ?= bats
 
@@ -97,7 +98,8 @@ package-test: all $(WORKLOADS) deb
 # (REPRO_FLAGS). The release tarball's twin builds are release.bats's.
 REPRO_DEB_BUILDDIR := $(OUTPUT)/repro/another/build-dir/b
 repro-test:
-	$(Q)[ "$$($(DEB_TREE_SUM))" = "$$(cat $(DEB_BUILDDIR)/tree.sha256 2>/dev/null)" ] || \
+	$(Q)[ -n "$$(ls $(DEB_BUILDDIR)/*.deb 2>/dev/null)" ] && \
+	[ "$$($(DEB_TREE_SUM))" = "$$(cat $(DEB_BUILDDIR)/tree.sha256 2>/dev/null)" ] || \
 		$(MAKE) --no-print-directory deb
 	$(call msg,DEB,$(REPRO_DEB_BUILDDIR))
 	$(Q)$(MAKE) --no-print-directory deb DEB_BUILDDIR=$(REPRO_DEB_BUILDDIR) > $(OUTPUT)/repro.log 2>&1 || \
@@ -139,7 +141,6 @@ TEST_STAGES := lint unit-test fuzz-test bats-test noatomics-test san-test packag
 # even when one before it failed (a failed bats test must not hide what
 # 6.1 says), with its time; then one line of every stage's time. Fails if
 # any stage did.
-NPROC := $(shell nproc 2>/dev/null || echo 1)
 stages = st=0; failed=; times=; start=$$(date +%s); \
 	for t in $(2); do \
 		s=$$(date +%s); \

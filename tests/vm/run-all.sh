@@ -38,8 +38,10 @@ n=${#runs[@]}
 
 work=$(mktemp -d)
 # A stop (Ctrl-C, a kill) ends the runs too: run.sh ends its qemu.
-trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null; rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM HUP
+trap 'kill $(cat "$work"/*.pid 2>/dev/null) $(jobs -pr) 2>/dev/null; rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 
 # run_one I: kernel I's run, its output (stderr too, in order: run.sh's
 # console tail follows its "not ok") in $work/I.out, its status and

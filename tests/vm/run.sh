@@ -68,6 +68,8 @@ start=$(date +%s)
 # syscall_trace_enter (soft lockup, see tests/vm/README.md).
 # timeout runs qemu in a process group of its own, which a Ctrl-C at
 # the terminal does not reach: a stop of this script stops it.
+timeout_pid=
+trap '[ -z "$timeout_pid" ] || kill -TERM $timeout_pid 2>/dev/null; rm -rf "$work"; exit 130' INT TERM HUP
 timeout -k 10 "$timeout_s" "$qemu" \
 	-machine "$machine" ${cpu:+-cpu "$cpu"} -accel "${VM_ACCEL:-tcg,thread=single}" \
 	-m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}" \
@@ -76,7 +78,6 @@ timeout -k 10 "$timeout_s" "$qemu" \
 	-drive "file=$disk,format=raw,if=none,id=disk,cache=$cache" -device virtio-blk-pci,drive=disk \
 	< /dev/null > "$log" 2>&1 &
 timeout_pid=$!
-trap 'kill -TERM $timeout_pid 2>/dev/null; rm -rf "$work"; exit 130' INT TERM HUP
 wait $timeout_pid
 rc=$?
 trap - INT TERM HUP

@@ -116,7 +116,7 @@ vm-initramfs: $(VM_INITRD)
 # kernel. Fails if any kernel's run failed (the others still run).
 # VM_RUNS is what run-all.sh is given: make vm-runs prints it, for a run
 # that boots this build's guests beside another ARCH's (make test's).
-VM_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+VM_JOBS ?= $(NPROC)
 VM_RUNS = --arch $(ARCH) --initrd $(VM_INITRD) $(VM_KERNEL_DIRS)
 vm-test: vm-kernel vm-initramfs
 	$(Q)VM_TIMEOUT=$(VM_TIMEOUT) VM_TESTS='$(VM_TESTS)' VM_JOBS=$(VM_JOBS) bash tests/vm/run-all.sh $(VM_RUNS)

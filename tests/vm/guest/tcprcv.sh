@@ -33,8 +33,7 @@ serve() {
 	port=$(echo "$line" | sed -E 's/^listening ([0-9]+).*/\1/')
 	eval "${name}_PID=$(echo "$line" | sed -E 's/.*pid=([0-9]+).*/\1/')"
 	eval "${name}_PORT=$port"
-	rm -f "$T/write.$port"	# an earlier server's of this port
-	for s in $SERVERS; do
+	for s in $SERVERS; do	# an earlier server's of this port
 		[ "${s%%:*}" = "$port" ] || kept="$kept $s"
 	done
 	SERVERS=$kept
@@ -46,15 +45,15 @@ serve() {
 
 # send NAME ADDR PORT BYTES [tcpload send options]: a sender, parked
 # before connect() on the same go file, and before it writes until go
-# says (write.PORT).
+# says (write.NAME).
 send() {
 	local name=$1
 	shift
-	rm -f "$T/$name.out"
-	timeout -s KILL "$TOOL_SECS" "$TCPLOAD" send "$@" --go "$T/go" --write-go "$T/write.$2" \
+	rm -f "$T/$name.out" "$T/write.$name"
+	timeout -s KILL "$TOOL_SECS" "$TCPLOAD" send "$@" --go "$T/go" --write-go "$T/write.$name" \
 		> "$T/$name.out" 2>&1 &
 	job $!
-	SENT_TO="$SENT_TO $2"
+	SENT_TO="$SENT_TO $name:$2"
 }
 
 # go: lib.sh's, then each sender writes once the server it connects to
@@ -62,13 +61,13 @@ send() {
 # unknown owner's by a report in between (tcprcv names a socket's owner
 # at accept(2)).
 go() {
-	local p s
+	local to s
 	touch "$T/go"
-	for p in $SENT_TO; do
+	for to in $SENT_TO; do
 		for s in $SERVERS; do
-			[ "${s%%:*}" != "$p" ] || wait_for "$T/${s#*:}.out" '^accepted$'
+			[ "${s%%:*}" != "${to#*:}" ] || wait_for "$T/${s#*:}.out" '^accepted$'
 		done
-		touch "$T/write.$p"
+		touch "$T/write.${to%%:*}"
 	done
 	SENT_TO=
 }

@@ -101,24 +101,38 @@ int keyed_lookup_batch(int fd, void *in_batch, void *out_batch, void *keys, size
 int keyed_hist_read(struct keyed_hist *k, struct keyed_snapshot *s)
 {
 	int old = k->inner_fd[!k->active];
+	unsigned char *prev;
 	size_t cap = 0;
-	void *key;
-	int err;
+	int err = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->key_size = k->key_size;
 	s->value_size = k->value_size;
+	/* The walk's previous key lives apart from s->keys: grow() may move
+	 * those, and a pointer into them would then hand the kernel freed
+	 * memory (EFAULT, the walk ends, the rest of the keys wait for a
+	 * later report). */
+	prev = malloc(s->key_size);
+	if (!prev)
+		return -ENOMEM;
 	/* The retired map is quiescent: read it, then empty it. */
-	key = NULL;
-	for (;;) {
+	for (bool first = true;; first = false) {
+		unsigned char *key;
+
 		if (s->n == cap && (err = grow(s, &cap)))
-			return err;
-		if (bpf_map_get_next_key(old, key, s->keys + s->n * s->key_size))
 			break;
 		key = s->keys + s->n * s->key_size;
+		if (bpf_map_get_next_key(old, first ? NULL : prev, key)) {
+			err = errno == ENOENT ? 0 : -errno;
+			break;
+		}
+		memcpy(prev, key, s->key_size);
 		if (bpf_map_lookup_elem(old, key, s->values + s->n * s->value_size) == 0)
 			s->n++;
 	}
+	free(prev);
+	if (err)
+		return err;
 	for (size_t i = 0; i < s->n; i++)
 		bpf_map_delete_elem(old, s->keys + i * s->key_size);
 	s->order = calloc(s->n ? s->n : 1, sizeof(*s->order));

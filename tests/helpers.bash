@@ -338,6 +338,17 @@ cgroup2_root() {
 	[ -n "$m" ] && echo "$m"
 }
 
+# own_cgroup: a new cgroup v2 directory in CG, so that the tools can be
+# given -c CG: only the test's processes then make keys, however busy the
+# machine (skips without cgroup2). in_cg CMD...: CMD run in it.
+own_cgroup() {
+	local root
+	root=$(cgroup2_root) || skip "no cgroup2 mount"
+	CG=$root/$(basename "$BATS_TEST_FILENAME" .bats)-test-$BATS_TEST_NUMBER-$$
+	mkdir "$CG"
+}
+in_cg() { bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' in_cg "$CG" "$@"; }
+
 # What README.md documents for running a tool as a user other than root.
 NONROOT_CAPS=bpf,perfmon,dac_read_search
 NOBODY=65534
@@ -483,7 +494,7 @@ stop_watchdogs() {
 # PID that another process (another test's, in a parallel run) has now.
 own_child() {
 	local st ppid
-	read -r st < "/proc/$1/stat" 2>/dev/null || return 1
+	{ read -r st < "/proc/$1/stat"; } 2>/dev/null || return 1
 	read -r _ ppid _ <<<"${st##*) }"
 	[ "$ppid" = "$BASHPID" ]
 }

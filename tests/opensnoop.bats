@@ -489,17 +489,6 @@ opens_by_name() {
 		END { for (k in c) print k, c[k] }' "$1" | sort
 }
 
-# own_cgroup: a new cgroup v2 directory in CG, so that the tools can be
-# given -c CG: only the test's processes then make keys, however busy the
-# machine (skips without cgroup2). in_cg CMD...: CMD run in it.
-own_cgroup() {
-	local root
-	root=$(cgroup2_root) || skip "no cgroup2 mount"
-	CG=$root/opensnoop-test-$BATS_TEST_NUMBER-$$
-	mkdir "$CG"
-}
-in_cg() { bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' in_cg "$CG" "$@"; }
-
 @test "-C, -C --by comm and -L -P name a process by what it is called at each open: a shell loop's children count under what they exec (strace -f)" {
 	cp /bin/bash "$T/os5sh"
 	cp /bin/cat "$T/os5cat"

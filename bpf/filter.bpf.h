@@ -15,8 +15,10 @@ const volatile __u32 filter_tid = 0;
 const volatile bool filter_by_comm = false;
 const volatile __u64 filter_comm[FILTER_COMM_LEN / 8] = {};
 const volatile __u64 filter_comm_mask[FILTER_COMM_LEN / 8] = {};	/* name and NUL */
-/* Offset of comm in this kernel's task_struct; 0: copy it out instead. */
+/* Offsets of comm and group_leader in this kernel's task_struct; 0: copy
+ * the name out, and match the thread's own name only. */
 const volatile __u32 filter_comm_at = 0;
+const volatile __u32 filter_leader_at = 0;
 const volatile bool filter_by_cgroup = false;
 /* The tool runs in a PID namespace other than the initial one: PIDs in
  * filters and output are that namespace's (nsfs device and inode of
@@ -74,15 +76,37 @@ static __always_inline bool comm_copy_matches(void)
 	return comm_is(copy);
 }
 
+/* -n NAME: the thread's own name, or its process's (its group leader's,
+ * the name every row shows): the threads w0, w1 of a process thrload are
+ * found by either name. */
 static __always_inline bool comm_matches(void)
 {
 	/* bpf_get_current_task_btf() is 5.11's: the programs for kernels
 	 * without BPF atomics (5.12, the Makefile's BPF_NO_ATOMICS) copy. */
 #ifndef BPF_NO_ATOMICS
-	if (filter_comm_at)
-		return comm_is((const void *)bpf_get_current_task_btf() + filter_comm_at);
+	if (filter_comm_at) {
+		const void *task = bpf_get_current_task_btf(), *leader;
+
+		if (comm_is(task + filter_comm_at))
+			return true;
+		if (!filter_leader_at)
+			return false;
+		leader = *(const void *const *)(task + filter_leader_at);
+		return leader && leader != task && comm_is(leader + filter_comm_at);
+	}
 #endif
-	return comm_copy_matches();
+	if (comm_copy_matches())
+		return true;
+	if (filter_leader_at) {
+		__u64 comm[FILTER_COMM_LEN / 8] = {};
+		const void *task = (const void *)bpf_get_current_task(), *leader = NULL;
+
+		if (!bpf_probe_read_kernel(&leader, sizeof(leader), task + filter_leader_at) &&
+		    leader && leader != task &&
+		    !bpf_probe_read_kernel(comm, sizeof(comm), leader + filter_comm_at))
+			return comm_is(comm);
+	}
+	return false;
 }
 
 /* The process and thread filters alone: the cheap part of traced(). */

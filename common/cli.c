@@ -36,7 +36,7 @@ enum {
 static const struct argp_option shared_filters[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only (all its threads)", 1 },
 	{ "tid", 't', "TID", 0, "Trace this thread only", 1 },
-	{ "name", 'n', "COMM", 0, "Trace threads with this command name only", 1 },
+	{ "name", 'n', "COMM", 0, "Trace threads named COMM, or whose process (main thread) is", 1 },
 	{ "cgroup", 'c', "PATH", 0, "Trace processes in this cgroup v2 (and below) only", 1 },
 	{},
 };

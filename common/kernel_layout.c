@@ -66,13 +66,16 @@ int kernel_layout_load(struct kernel_layout *l, int btf_fd)
 	return err;
 }
 
-/* The one want of the table above, alone: the pass then stops at task_struct. */
-__u32 kernel_task_comm_offset(void)
+/* The table's first two wants, alone: the pass then stops at task_struct. */
+void kernel_task_name_offsets(__u32 *comm, __u32 *leader)
 {
 	struct kernel_layout l;
 
-	for (size_t i = 0; i < kernel_layout_nwants; i++)
-		if (kernel_layout_wants[i].field == offsetof(struct kernel_layout, task_comm))
-			return btf_fields_load(&kernel_layout_wants[i], 1, &l, -1) ? 0 : l.task_comm;
-	return 0;
+	*comm = *leader = 0;
+	if (kernel_layout_wants[0].field != offsetof(struct kernel_layout, task_group_leader) ||
+	    kernel_layout_wants[1].field != offsetof(struct kernel_layout, task_comm) ||
+	    btf_fields_load(kernel_layout_wants, 2, &l, -1))
+		return;
+	*comm = l.task_comm;
+	*leader = l.task_group_leader;
 }

@@ -54,9 +54,10 @@ extern const size_t kernel_layout_nwants;
  * an optional member (task_in_iowait) has another size than is read, and
  * it is KERNEL_LAYOUT_NONE; else a negative errno with l->valid = 0. */
 int kernel_layout_load(struct kernel_layout *l, int btf_fd);
-/* Where a task's name is in the running kernel's task_struct, from its
- * own BTF (a program may then read it in place); 0 without that BTF. */
-__u32 kernel_task_comm_offset(void);
+/* Where a task's name and its group leader are in the running kernel's
+ * task_struct, from its own BTF (a program may then read them in place);
+ * both 0 without that BTF. */
+void kernel_task_name_offsets(__u32 *comm, __u32 *leader);
 #endif
 
 #endif /* KERNEL_LAYOUT_H */

@@ -212,7 +212,7 @@ static int set_filters(struct session *s)
 {
 	const struct run_config *rc = s->rc;
 	__u32 tgid = (__u32)rc->pid, tid = (__u32)rc->tid, self = (__u32)getpid();
-	__u32 comm_at;
+	__u32 comm_at = 0, leader_at = 0;
 	bool by_comm = rc->comm[0], by_cgroup = rc->cgroup != NULL;
 	char comm[FILTER_COMM_LEN] = {}, comm_mask[FILTER_COMM_LEN] = {};
 
@@ -222,13 +222,15 @@ static int set_filters(struct session *s)
 		return -1;
 	memcpy(comm, rc->comm, sizeof(comm));
 	memset(comm_mask, 0xff, strnlen(comm, sizeof(comm) - 1) + 1);
-	comm_at = by_comm ? kernel_task_comm_offset() : 0;	/* 0.2 ms */
+	if (by_comm)
+		kernel_task_name_offsets(&comm_at, &leader_at);	/* 0.2 ms */
 	if (set_rodata(s->obj, "filter_tgid", &tgid, sizeof(tgid)) ||
 	    set_rodata(s->obj, "filter_tid", &tid, sizeof(tid)) ||
 	    set_rodata(s->obj, "filter_by_comm", &by_comm, sizeof(by_comm)) ||
 	    set_rodata(s->obj, "filter_comm", comm, sizeof(comm)) ||
 	    set_rodata(s->obj, "filter_comm_mask", comm_mask, sizeof(comm_mask)) ||
 	    set_rodata(s->obj, "filter_comm_at", &comm_at, sizeof(comm_at)) ||
+	    set_rodata(s->obj, "filter_leader_at", &leader_at, sizeof(leader_at)) ||
 	    set_rodata(s->obj, "filter_by_cgroup", &by_cgroup, sizeof(by_cgroup)) ||
 	    set_rodata(s->obj, "self_tgid", &self, sizeof(self))) {
 		diag_error("internal error: the BPF object lacks the filter of bpf/filter.bpf.h");

@@ -105,6 +105,31 @@ LAT_HI=32768
 	jout '.count == 35'
 }
 
+@test "-n COMM: a thread's own name or its process's, the name -P shows (bpftrace by thread name)" {
+	start_load A --threads 2 --reads 30 --delay-us 1000 --comm rl_thr --thread-comm rl_w0,rl_w1
+	bpftrace_start "tracepoint:syscalls:sys_exit_read /pid == $A_PID/ { @[comm] = count(); }"
+	start_tool readlat -j -n rl_thr
+	mv "$T/out" "$T/by_process"
+	PROCESS_JOB=$TOOL_JOB
+	start_tool readlat -j -P -n rl_thr
+	mv "$T/out" "$T/per_process"
+	PER_PROCESS_JOB=$TOOL_JOB
+	start_tool readlat -j -n rl_w0
+	go
+	wait_loads A
+	for TOOL_JOB in "$TOOL_JOB" "$PROCESS_JOB" "$PER_PROCESS_JOB"; do
+		stop_tool INT
+		[ "$TOOL_STATUS" -eq 0 ]
+	done
+	bpftrace_stop > "$T/truth"
+	cat "$T/truth"
+	grep -qx "rl_w0 30" "$T/truth"
+	grep -qx "rl_w1 30" "$T/truth"
+	jout '.count == 30'
+	jq -e '.count == 60' "$T/by_process"
+	jq -e -s 'map(select(.key.pid == $p)) | length == 1 and .[0].key.comm == "rl_thr" and .[0].count == 60' --argjson p "$A_PID" "$T/per_process"
+}
+
 @test "-c CGROUP: only processes in that cgroup v2" {
 	root=$(cgroup2_root) || skip "no cgroup2 mount"
 	cg="$root/readlat-test-$$"
@@ -156,7 +181,8 @@ two_phases() {
 # bats test_tags=serial
 @test "-n COMM: a thread renamed, by another thread or by itself, is judged by its new name from then on" {
 	two_phases A : : 60 -n rl_after -- --comm rl_before --rename rl_after
-	two_phases B : : 40 -n rl_after -- --comm rl_after --rename rl_other
+	# the process keeps the name: its threads still match, renamed or not
+	two_phases B : : 100 -n rl_after -- --comm rl_after --rename rl_other
 	two_phases C : : 60 -n rl_after -- --comm rl_before --rename-self rl_after
 	# with -c, whose answers (the name's with them) are kept
 	root=$(cgroup2_root) || skip "no cgroup2 mount"

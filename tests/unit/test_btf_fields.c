@@ -427,6 +427,7 @@ static void test_elf_file(void **state)
 static void test_kernel_layout(void **state)
 {
 	struct kernel_layout l;
+	__u32 comm_at, leader_at;
 	int fd;
 
 	(void)state;
@@ -443,8 +444,9 @@ static void test_kernel_layout(void **state)
 		CHECK(field_of(&l, w) == expected(w), "%s %s: %u, libbpf says %u", w->type, w->path,
 		      field_of(&l, w), expected(w));
 	}
-	CHECK(kernel_task_comm_offset() == l.task_comm, "kernel_task_comm_offset() %u",
-	      kernel_task_comm_offset());
+	kernel_task_name_offsets(&comm_at, &leader_at);
+	CHECK(comm_at == l.task_comm && leader_at == l.task_group_leader,
+	      "kernel_task_name_offsets() %u %u", comm_at, leader_at);
 
 	memset(&l, 0xab, sizeof(l));
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);

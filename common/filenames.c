@@ -17,6 +17,7 @@ struct filename_entry {
 	__u64 ino;
 	__u32 dev;
 	char *label;		/* NULL: free slot */
+	__u64 report;		/* struct filenames' when last added or used */
 };
 
 static size_t slot_of(const struct filenames *f, __u32 dev, __u64 ino)
@@ -29,21 +30,46 @@ static size_t slot_of(const struct filenames *f, __u32 dev, __u64 ino)
 	return i;
 }
 
-static int grow(struct filenames *f)
+/* Into a table of @cap slots, the names stamped @since or later; the
+ * others are freed. */
+static int rehash(struct filenames *f, size_t cap, __u64 since)
 {
-	struct filenames bigger = { .cap = f->cap ? f->cap * 2 : 256 };
+	struct filenames t = { .cap = cap, .report = f->report };
 
-	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
+	t.slots = calloc(t.cap, sizeof(*t.slots));
+	if (!t.slots)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->cap; i++) {
-		if (f->slots[i].label)
-			bigger.slots[slot_of(&bigger, f->slots[i].dev, f->slots[i].ino)] = f->slots[i];
+		struct filename_entry *e = &f->slots[i];
+
+		if (!e->label)
+			continue;
+		if (e->report < since) {
+			free(e->label);
+			continue;
+		}
+		t.slots[slot_of(&t, e->dev, e->ino)] = *e;
+		t.used++;
 	}
-	bigger.used = f->used;
 	free(f->slots);
-	*f = bigger;
+	*f = t;
 	return 0;
+}
+
+static int grow(struct filenames *f)
+{
+	return rehash(f, f->cap ? f->cap * 2 : 256, 0);
+}
+
+size_t filenames_trim(struct filenames *f, size_t max)
+{
+	size_t before = f->used;
+
+	/* The same size: the names kept never fill more of it than before. */
+	if (f->used > max && rehash(f, f->cap, f->report))
+		return 0;	/* all kept: no memory to drop any */
+	f->report++;
+	return before - f->used;
 }
 
 void file_name_format(const struct file_name *n, char *buf, size_t len)
@@ -95,15 +121,26 @@ int filenames_add(struct filenames *f, const struct file_name *n)
 	free(e->label);
 	e->dev = n->dev;
 	e->ino = n->ino;
+	e->report = f->report;
 	e->label = strdup(label);
 	return e->label ? 0 : -ENOMEM;
 }
 
-const char *filenames_get(const struct filenames *f, __u32 dev, __u64 ino)
+const char *filenames_get(struct filenames *f, __u32 dev, __u64 ino)
 {
+	struct filename_entry *e;
+
 	if (!f->cap || !ino)
 		return NULL;
-	return f->slots[slot_of(f, dev, ino)].label;
+	e = &f->slots[slot_of(f, dev, ino)];
+	if (e->label)
+		e->report = f->report;
+	return e->label;
+}
+
+bool filenames_known(const struct filenames *f, __u32 dev, __u64 ino)
+{
+	return f->cap && ino && f->slots[slot_of(f, dev, ino)].label;
 }
 
 void filenames_free(struct filenames *f)

@@ -9,6 +9,7 @@
 #ifndef COMMON_FILENAMES_H
 #define COMMON_FILENAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "kernel_layout.h"
@@ -23,12 +24,21 @@ struct filename_entry;
 struct filenames {
 	struct filename_entry *slots;
 	size_t used, cap;	/* open addressing, cap a power of two */
+	__u64 report;		/* names are stamped with it when added or used */
 };
 
 /* Keep (or replace) the name of the file @n identifies. */
 int filenames_add(struct filenames *f, const struct file_name *n);
-/* The label of file (dev, ino), or NULL if the kernel never sent it. */
-const char *filenames_get(const struct filenames *f, __u32 dev, __u64 ino);
+/* The label of file (dev, ino), or NULL if the kernel never sent it (or
+ * filenames_trim() dropped it); a name asked for is kept by the next trim. */
+const char *filenames_get(struct filenames *f, __u32 dev, __u64 ino);
+/* After a report: with more than @max names, drop those neither added
+ * nor used since the last trim (files of processes long gone, under
+ * churn); the count dropped. The caller then has the kernel send those
+ * files' names again at their next read. */
+size_t filenames_trim(struct filenames *f, size_t max);
+/* Whether file (dev, ino) has a name here (not a use of it). */
+bool filenames_known(const struct filenames *f, __u32 dev, __u64 ino);
 void filenames_free(struct filenames *f);
 
 /* "/a/b/c" from the components; pseudo files as /proc shows them. */

@@ -8,7 +8,7 @@
 # Test programs are linked dynamically whatever STATIC says for the tools.
 
 UNIT_DIR := $(OUTPUT)/tests/unit
-UNIT_TESTS := hist json output cli escape btf_fields metrics report textfile
+UNIT_TESTS := hist json output cli escape btf_fields metrics report textfile filenames
 UNIT_BINS := $(UNIT_TESTS:%=$(UNIT_DIR)/test_%)
 UNIT_LDLIBS ?= -lcmocka -lbpf -lelf -lz -lm
 UNIT_CPPFLAGS := -Itests/unit
@@ -27,6 +27,7 @@ UNIT_LINK_report := $(UNIT_LINK_output) $(OUTPUT)/common/table.o
 UNIT_LINK_cli := $(OUTPUT)/common/cli.o $(OUTPUT)/common/completion.o $(OUTPUT)/common/userpath.o
 UNIT_LINK_escape := $(OUTPUT)/common/escape.o $(OUTPUT)/common/diag.o \
 	$(OUTPUT)/common/cli.o $(OUTPUT)/common/completion.o $(OUTPUT)/common/userpath.o
+UNIT_LINK_filenames := $(OUTPUT)/common/filenames.o
 UNIT_LINK_btf_fields := $(OUTPUT)/common/btf_fields.o $(OUTPUT)/common/kernel_layout.o
 UNIT_LINK_textfile := $(OUTPUT)/common/textfile.o $(OUTPUT)/common/userpath.o $(OUTPUT)/common/diag.o \
 	$(OUTPUT)/common/escape.o $(OUTPUT)/common/cli.o $(OUTPUT)/common/completion.o

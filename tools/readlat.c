@@ -362,6 +362,29 @@ static void fd_path(const struct readlat_key *k, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
+/* -F, after names were dropped (filenames_trim()): the kernel sends the
+ * name of each of those files again at its next read. */
+static void forget_sent_names(void)
+{
+	static struct readlat_key gone[READLAT_MAX_FILES];
+	struct readlat_key prev, key;
+	int fd = bpf_map__fd(skel->maps.files_sent);
+	size_t n = 0;
+	void *at = NULL;
+
+	/* The kernel adds (and evicts) meanwhile: a walk whose key was
+	 * evicted starts again, so it is bounded by steps, not by its end. */
+	for (int steps = 0; steps < 2 * READLAT_MAX_FILES && n < READLAT_MAX_FILES &&
+			    !bpf_map_get_next_key(fd, at, &key); steps++) {
+		prev = key;
+		at = &prev;
+		if (!filenames_known(&files, key.dev, key.ino))
+			gone[n++] = key;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &gone[i]);
+}
+
 static struct hist_extra interval_extra(const struct hist_interval *iv)
 {
 	struct hist_extra x = { .errors = true, .lost = -1, .has_missed = true,
@@ -453,6 +476,8 @@ static int report(struct output *out)
 		output_hist(out, NULL, 0, &iv.hist, &x);
 	if (per_key)
 		keyed_snapshot_free(&snap);
+	if (opt.mode == READLAT_PER_FD && filenames_trim(&files, READLAT_MAX_FILES))
+		forget_sent_names();
 	return 0;
 }
 

@@ -10,7 +10,8 @@
  *            --dir's k<i> once if --dir is given; no child is reaped
  *            before all have exited, so all N PIDs differ
  *   comms N  like procs, child i named <comm><i> first
- *   fds N    opens /dev/zero N times, then reads one byte from each
+ *   fds N    opens /dev/zero N times (or --dir's k0 .. k<N-1>, made one
+ *            byte long), then reads one byte from each
  *   conns N  N TCP connections over 127.0.0.1, one after another;
  *            connection i carries i % 100 + 1 bytes, client to server,
  *            read by the server; --close closes each after its bytes,
@@ -96,9 +97,13 @@ static void fds(int n)
 	int *fd = calloc(n, sizeof(*fd));
 	char c;
 
-	for (int i = 0; i < n; i++)
-		if ((fd[i] = open("/dev/zero", O_RDONLY)) < 0)
-			die("/dev/zero");
+	for (int i = 0; i < n; i++) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/k%d", dir, i);
+		if ((fd[i] = open(dir ? path : "/dev/zero", O_RDONLY)) < 0)
+			die(dir ? path : "/dev/zero");
+	}
 	for (int i = 0; i < n; i++)
 		if (read(fd[i], &c, 1) != 1)
 			die("read");
@@ -174,7 +179,7 @@ int main(int argc, char **argv)
 		int fd;
 
 		snprintf(path, sizeof(path), "%s/k%d", dir, i);
-		if ((fd = open(path, O_WRONLY | O_CREAT, 0644)) < 0)
+		if ((fd = open(path, O_WRONLY | O_CREAT, 0644)) < 0 || write(fd, "x", 1) != 1)
 			die(path);
 		close(fd);
 	}

@@ -224,6 +224,24 @@ EOF_PY
 	jq -e -s '(map(select(has("buckets")) | .lost) | add) >= 1 and .[-1].unfinished >= 1' "$T/out"
 }
 
+lost_metric() { sed -nE 's/^biolat_lost_events_total(\{[^}]*\})? ([0-9]+)$/\2/p' "$T/m.prom" 2>/dev/null; }
+lost_above() { [ "$(lost_metric)" -gt "$1" ] 2>/dev/null; }
+
+@test "lost with --textfile: counted in the metrics each report, said on stderr at most once a minute" {
+	start_biolat --textfile "$T/m.prom" 0.05
+	id=$(prog_id rq_issue)
+	lost=0
+	for round in 1 2 3; do
+		issue_unseen "$id"
+		issue_unseen "$id"	# the one before it: lost
+		retry lost_above "$lost"	# a report has counted it
+		lost=$(lost_metric)
+	done
+	stop_tool INT
+	cat "$T/err"
+	[ "$(grep -c 'completed without being counted' "$T/err")" -eq 1 ]
+}
+
 # throttle_setup: cgroups whose writes to the disk under $T (the loop
 # device's backing file) are held to 200 a second: a cgroup v2 directory
 # CG (for -c) and, where blkio is a v1 controller, a blkio directory CG1

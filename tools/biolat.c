@@ -93,6 +93,7 @@ static const struct btf_want wants_btf[] = {
 	E(flag[0], "__REQ_SYNC"), E(flag[1], "__REQ_META"), E(flag[2], "__REQ_FUA"),
 	E(flag[3], "__REQ_PREFLUSH"), E(flag[4], "__REQ_RAHEAD"), E(flag[5], "__REQ_BACKGROUND"),
 };
+#define LOST_NOTE_SECS 60.0	/* with metrics, the lost note at most this often */
 #define NWANTS(w) (sizeof(w) / sizeof((w)[0]))
 
 static const struct metric_family io_duration = {
@@ -495,6 +496,33 @@ static void evicted_count(struct output *out)
 	seen = now;
 }
 
+/* The lost I/Os of a report, said on stderr. With metrics (--textfile,
+ * -o openmetrics: a unit's journal) the metrics count them; the note is
+ * then said at most once a minute, with what it stands for since. */
+static void lost_note(const struct output *out, __u64 total, __u64 rest)
+{
+	static __u64 pending_total, pending_rest;
+	static double last_said = -LOST_NOTE_SECS;
+	double now = monotonic_ns() / 1e9;
+
+	pending_total += total;
+	pending_rest += rest;
+	if (!pending_total && !pending_rest)
+		return;
+	if (out->metrics && now - last_said < LOST_NOTE_SECS)
+		return;
+	last_said = now;
+	total = pending_total, rest = pending_rest;
+	pending_total = pending_rest = 0;
+	diag_error("%llu I/Os completed without being counted (lost)%s: the kernel did not "
+		   "run biolat's program for their completion%s", (unsigned long long)(total + rest),
+		   out->metrics ? " since this note's last line" : "",
+		   rest ? ", or no histogram could be named for them (see below)" : "");
+	if (rest)
+		diag_error("%llu of them in no histogram's lost: their disk was not read, or more than "
+			   "%d disks/flag sets", (unsigned long long)rest, BIOLAT_MAX_KEYS);
+}
+
 static int report(struct output *out)
 {
 	bool per_key = opt.by != 0;
@@ -532,13 +560,8 @@ static int report(struct output *out)
 		unattributed_total += rest;
 		output_count(out, &out->fam.lost, NULL, 0, rest);
 	}
-	if (total + rest && !out->json)
-		diag_error("%llu I/Os completed without being counted (lost): the kernel did not "
-			   "run biolat's program for their completion%s", (unsigned long long)(total + rest),
-			   rest ? ", or no histogram could be named for them (see below)" : "");
-	if (rest && !out->json)
-		diag_error("%llu of them in no histogram's lost: their disk was not read, or more than "
-			   "%d disks/flag sets", (unsigned long long)rest, BIOLAT_MAX_KEYS);
+	if (!out->json)
+		lost_note(out, total, rest);
 	if (per_key)
 		keyed_snapshot_free(&snap);
 	return 0;

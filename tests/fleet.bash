@@ -32,7 +32,7 @@ start_service() {
 		"${@//@PORT@/$port}" > "$FLEET/$name.log" 2>&1 3>&- &
 		pid=$!
 		echo "$pid" > "$FLEET/$name.pid"
-		for ((i = 0; i < WAIT_SECS * 100; i++)); do
+		for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 			kill -0 "$pid" 2>/dev/null || break
 			if listening "$pid" "$port"; then
 				printf -v "${name}_PORT" %s "$port"

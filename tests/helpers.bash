@@ -5,7 +5,7 @@
 BUILD=${BUILD:-$BATS_TEST_DIRNAME/../build}
 LOAD=$BUILD/tests/readload
 TCPLOAD=$BUILD/tests/tcpload
-WAIT_SECS=${WAIT_SECS:-15}	# bound on any wait for a line or an exit
+WAIT_SECS=${WAIT_SECS:-30}	# bound on any wait for a line or an exit, in time
 TOOL_SECS=${TOOL_SECS:-40}	# hard bound on one tool run
 
 common_setup() {
@@ -31,7 +31,7 @@ common_teardown() {
 # wait_for FILE REGEX: until a line of FILE matches, at most WAIT_SECS.
 wait_for() {
 	local i
-	for ((i = 0; i < WAIT_SECS * 100; i++)); do
+	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		grep -qE -- "$2" "$1" 2>/dev/null && return 0
 		sleep 0.01
 	done
@@ -44,7 +44,7 @@ wait_for() {
 # (N reports of a tool printing one JSON object per report).
 wait_lines() {
 	local i
-	for ((i = 0; i < WAIT_SECS * 100; i++)); do
+	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		[ "$(wc -l < "$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
 		sleep 0.01
 	done
@@ -86,7 +86,7 @@ refute() { ! "$@"; }
 # retry CMD [ARGS]: until CMD succeeds, every 10 ms, at most WAIT_SECS.
 retry() {
 	local i
-	for ((i = 0; i < WAIT_SECS * 100; i++)); do
+	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		"$@" && return 0
 		sleep 0.01
 	done
@@ -150,7 +150,7 @@ bpftrace_stop() {
 # wait_exit PID: until it has exited, at most WAIT_SECS; then its status.
 wait_exit() {
 	local i
-	for ((i = 0; i < WAIT_SECS * 100; i++)); do
+	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		kill -0 "$1" 2>/dev/null || break
 		sleep 0.01
 	done

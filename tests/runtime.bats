@@ -161,7 +161,7 @@ stop_blocked() {
 		"$BUILD/"$cmd > "$T/fifo" 2> "$T/err" &
 		pid=$!
 		watchdog "$pid"
-		for ((i = 0; i < WAIT_SECS * 10; i++)); do
+		for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 			blocked_in_write "$pid" && break
 			$activity; sleep 0.1
 		done

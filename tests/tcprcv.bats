@@ -59,7 +59,7 @@ net_pair() {
 # retransmitted a second later), at most WAIT_SECS.
 link_up() {
 	local i
-	for ((i = 0; i < WAIT_SECS * 100; i++)); do
+	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		ip -n "$1" link show veth0 | grep -q LOWER_UP && return 0
 		sleep 0.01
 	done
@@ -96,7 +96,7 @@ sent() {
 # connection the server had has gone through tcp_destroy_sock).
 closed() {
 	local i
-	for ((i = 0; i < WAIT_SECS * 100; i++)); do
+	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		[ -z "$(ip netns exec "$1" ss -tanH "( sport = :$2 )")" ] && return 0
 		sleep 0.01
 	done
@@ -120,7 +120,7 @@ has_queued() {
 next_report() {
 	local n i
 	n=$(wc -l < "$T/out")
-	for ((i = 0; i < WAIT_SECS * 100; i++)); do
+	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		[ "$(wc -l < "$T/out")" -gt "$n" ] && return 0
 		sleep 0.01
 	done

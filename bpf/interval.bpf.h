@@ -51,6 +51,12 @@ __u32 interval_cur SEC(".bss") = 0;
 /* Set by the runtime: reports wait at the gates (else for RCU). */
 const volatile bool interval_gated = false;
 
+/* Set by a tool whose programs may run again on their CPU while they run
+ * (probe_raw_tp_nests(), common/probe.c: raw tracepoints before Linux
+ * 6.1): then this CPU's buffer is not its own alone, and takes atomic
+ * adds as a shared one does. False: the verifier drops those. */
+const volatile bool interval_nests = false;
+
 /* One gate per possible CPU: the runtime sets max_entries before load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -157,16 +163,5 @@ static __always_inline struct hist_interval *interval_of(const struct interval_p
 
 	return p->entered ? bpf_map_lookup_elem(&intervals, &k) : NULL;
 }
-
-/* Add one to a counter of the current interval (unmatched, missed_ends). */
-#define INTERVAL_COUNT(field)						\
-	({								\
-		struct interval_pass pass_;				\
-		struct hist_interval *iv_ = interval_enter(&pass_);	\
-									\
-		if (iv_)						\
-			iv_->field++;					\
-		interval_leave(&pass_);					\
-	})
 
 #endif /* INTERVAL_BPF_H */

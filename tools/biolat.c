@@ -574,7 +574,8 @@ static __u64 unfinished(void)
 			};
 			struct lost_row *r;
 
-			if (!e[i].key || e[i].ended || !e[i].issued || e[i].requeued || e[i].skip)
+			if (!e[i].key || (e[i].key & BIOLAT_RQ_ENDED) || !e[i].issued || e[i].requeued ||
+			    e[i].skip)
 				continue;
 			n++;
 			if (opt.by && (r = lost_row_of(&k)))

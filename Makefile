@@ -153,9 +153,12 @@ $(error $(OUTPUT) holds an ARCH=$(OUTPUT_ARCH) build, not ARCH=$(ARCH): another 
 endif
 endif
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(COMMON_HDRS) $(wildcard tools/*.h) | $(OUTPUT)
+# bpf/gates-ordered.sh reads the line info before the strip: the interval
+# gates' adds must be fetching ones (bpf/interval.bpf.h).
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(COMMON_HDRS) $(wildcard tools/*.h) bpf/gates-ordered.sh | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)bash bpf/gates-ordered.sh $(LLVM_OBJDUMP) $@
 	$(Q)$(LLVM_STRIP) -g $@
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o

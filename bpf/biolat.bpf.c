@@ -26,8 +26,10 @@ const volatile __u64 started_ns = 0;
 struct biolat_totals totals SEC(".bss") = {};
 
 /* struct rq_entry (biolat.h) begins as struct inflight_head does. */
-_Static_assert(__builtin_offsetof(struct rq_entry, ended) == __builtin_offsetof(struct inflight_head, ended),
+_Static_assert(__builtin_offsetof(struct rq_entry, born) == __builtin_offsetof(struct inflight_head, born) &&
+	       __builtin_offsetof(struct rq_entry, ts) == sizeof(struct inflight_head),
 	       "rq_entry must begin with an inflight_head");
+_Static_assert(BIOLAT_RQ_ENDED == INFLIGHT_ENDED, "user space reads the ended mark");
 INFLIGHT_MAP(inflight, struct rq_entry, BIOLAT_INFLIGHT_SLOTS);
 
 KEYED_HIST_MAP(hists_a, struct biolat_key, BIOLAT_MAX_KEYS);
@@ -140,14 +142,14 @@ static __always_inline struct rq_entry *rq_entry(struct raw_tp_ctx *ctx, void **
 					    &inflight_zero, sizeof(*e), &totals.evicted, &created);
 	if (!e)
 		return NULL;
+	/* Found in flight (an ended slot is taken afresh, created). */
 	if (!created) {
-		if (!e->ended && (!e->issued || e->requeued))
+		if (!e->issued || e->requeued)
 			return e;	/* inserted, or requeued: the same I/O */
-		if (!e->ended && !e->skip)
+		if (!e->skip)
 			lost_add(e);
 		/* A new I/O of the same struct request, in its slot. */
 		e->born = now;
-		e->ended = 0;
 		e->ts = 0;
 		e->issued = 0;
 		e->requeued = 0;
@@ -201,7 +203,7 @@ int rq_merge(struct raw_tp_ctx *ctx)
 	void *req;
 
 	n = (struct rq_entry *)inflight_find(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)next);
-	if (!n || n->ended)
+	if (!n || inflight_ended((struct inflight_head *)n))
 		return 0;
 	v = *n;
 	if (!inflight_end((struct inflight_head *)n, (__u64)next))
@@ -217,7 +219,7 @@ int rq_merge(struct raw_tp_ctx *ctx)
 	if (!req)
 		return 0;
 	s = (struct rq_entry *)inflight_find(&inflight, BIOLAT_INFLIGHT_SLOTS, (__u64)req);
-	if (!s || s->ended || (s->issued && !s->requeued))
+	if (!s || inflight_ended((struct inflight_head *)s) || (s->issued && !s->requeued))
 		return 0;
 	if (queued && v.ts && (!s->ts || v.ts < s->ts))
 		s->ts = v.ts;
@@ -339,7 +341,7 @@ int rq_complete(struct raw_tp_ctx *ctx)
 	 * completes without issuing it. Only here is the allocation time
 	 * read; a kernel that does not time requests gives 0: a second
 	 * completion. */
-	if (e && e->ended) {
+	if (e && inflight_ended((struct inflight_head *)e)) {
 		if (rq_alloc(rq) <= e->born)
 			return 0;	/* its second completion */
 		e = NULL;

@@ -4,11 +4,16 @@
  * one interval (count, sum, max and min of the same reads):
  *  - the single histogram lives in a double-buffered per-CPU interval
  *    (struct hist_interval, interval.bpf.h): programs add to element
- *    interval_cur & 1 of the per-CPU array with plain adds (the kernel
- *    runs one tracepoint program per CPU at a time, bpf_prog_active; a
- *    raw tracepoint's program never nests in itself), user space flips
- *    interval_cur, waits for running programs (interval.bpf.h) and drains
- *    the retired element, summing the CPUs (common/drain.c);
+ *    interval_cur & 1 of the per-CPU array with plain adds where no
+ *    program can interrupt another that adds to it on the same CPU (the
+ *    kernel runs one tracepoint program per CPU at a time,
+ *    bpf_prog_active, and from 6.1 skips a raw tracepoint's program that
+ *    would nest in itself, 05b24ff9b2cf), and with atomic adds where one
+ *    can (before 6.1 a raw tracepoint's program can: biolat's
+ *    completion program, run in softirq or process context, is
+ *    interrupted by a completion in hardirq; interval_nests); user space flips interval_cur, waits for running
+ *    programs (interval.bpf.h) and drains the retired element, summing
+ *    the CPUs (common/drain.c);
  *  - a keyed histogram is a keyed aggregate (keyed.bpf.h) that every CPU
  *    adds to, with atomic adds; its max and min by compare-and-swap (see
  *    raise_to). One entry per key whatever the number of CPUs: a
@@ -32,6 +37,26 @@ const volatile __u8 hist_unit = UNIT_USECS;
 
 /* A zeroed value to insert new keys from: 2 KiB is too big for the stack. */
 const struct hist hist_zero = {};
+
+/* Add one to a counter of this CPU's interval. */
+static __always_inline void interval_inc(__u64 *count)
+{
+	if (interval_nests)
+		__sync_fetch_and_add(count, 1);
+	else
+		(*count)++;
+}
+
+/* Add one to a counter of the current interval (unmatched, missed_ends). */
+#define INTERVAL_COUNT(field)						\
+	({								\
+		struct interval_pass pass_;				\
+		struct hist_interval *iv_ = interval_enter(&pass_);	\
+									\
+		if (iv_)						\
+			interval_inc(&iv_->field);			\
+		interval_leave(&pass_);					\
+	})
 
 /* Raise *p to v, by compare-and-swap: a new maximum is rare after warm-up,
  * so usually one load. False if it lost RAISE_TRIES races in a row to
@@ -78,14 +103,15 @@ static __always_inline bool raise_to(__u64 *p, __u64 v)
 
 /* Count @n values @v (nanoseconds or bytes: raw, whatever the display
  * unit) in @h. @shared: other CPUs add to @h too (a keyed histogram), so
- * atomically; else @h is this CPU's own. */
+ * atomically; else @h is this CPU's own, atomically too where programs
+ * nest (interval_nests). */
 static __always_inline void hist_add_n(struct hist *h, __u64 v, __u32 n, bool shared)
 {
 	__u32 idx = hist_bucket(v);
 
 	if (idx >= HIST_BUCKETS)
 		idx = HIST_BUCKETS - 1;
-	if (!shared) {
+	if (!shared && !interval_nests) {
 		h->buckets[idx] += n;
 		h->sum += v * n;
 		if (v > h->max)
@@ -131,7 +157,7 @@ static __always_inline struct hist *hist_keyed_get(void *slot, const struct inte
 	struct hist_interval *iv;
 
 	if (!h && (iv = interval_of(p)))
-		iv->lost_keys++;
+		interval_inc(&iv->lost_keys);
 	return h;
 }
 

@@ -14,10 +14,27 @@
  * ends keeps its key in the slot, marked ended, until another operation
  * needs the slot: a late second end of the same object (the block layer
  * completes a flushed write twice) is then known as such, and the same
- * object starting again finds its own slot. Empty slots are taken before
- * ended ones. When every slot of the window holds an operation still in
- * flight, the oldest is evicted and counted (an operation whose end never
- * comes must not hold a slot forever).
+ * object starting again takes its own slot back. Empty slots are taken
+ * before ended ones. When every slot of the window holds an operation
+ * still in flight, the oldest is evicted and counted (an operation whose
+ * end never comes must not hold a slot forever). A claim that loses its
+ * race to another program's gets no slot: the caller counts that
+ * operation as it counts one it never saw start.
+ *
+ * A slot's state is its key word alone, so that one load tells it and
+ * one compare-and-swap on what was seen changes it: 0 free; the object's
+ * address, in flight; the address | INFLIGHT_ENDED, ended (addresses are
+ * aligned: bit 0 is free); INFLIGHT_CLAIMED, being set up. A program
+ * takes a slot by claiming it (compare-and-swap from what it saw to
+ * INFLIGHT_CLAIMED), initialises the rest, then publishes its key (a
+ * second compare-and-swap, fully ordered like the first: the rest is
+ * written before any CPU sees the key). A scan passes over a claimed
+ * slot, so no program can take a slot that another is setting up, nor
+ * find one under a key before it is initialised: with the key published
+ * first and the rest cleared after (as before), a scan on another CPU saw
+ * the new key beside the old owner's ended flag and took the slot from
+ * its new owner. Ending is a compare-and-swap of the key to key |
+ * INFLIGHT_ENDED, which fails if the slot was evicted meanwhile.
  *
  * An entry type starts with struct inflight_head; declare the map with
  * INFLIGHT_MAP(name, type, slots), slots a power of two.
@@ -26,7 +43,9 @@
  * BPF_NO_ATOMICS) get an LRU hash by key instead (libbpf-tools'
  * biolatency keeps a plain hash): an update that the bucket lock refuses loses that
  * operation's start (its end is then counted as unmatched), and the LRU
- * evicts what it evicts uncounted; ended entries stay until evicted.
+ * evicts what it evicts uncounted; ended entries stay until evicted. The
+ * entry's key word there keeps the same states but INFLIGHT_CLAIMED
+ * (the hash makes the entry).
  */
 #ifndef INFLIGHT_BPF_H
 #define INFLIGHT_BPF_H
@@ -38,11 +57,30 @@
 /* One load the compiler may not merge or repeat. */
 #define INFLIGHT_LOAD(x) (*(volatile __u64 *)&(x))
 
+/* The key word's states (above). */
+#define INFLIGHT_ENDED 1ULL
+#define INFLIGHT_CLAIMED INFLIGHT_ENDED	/* "address 0, ended": no object's */
+
 struct inflight_head {
-	__u64 key;		/* the object's address; 0: the slot is free */
+	__u64 key;		/* the object's address and state; 0: the slot is free */
 	__u64 born;		/* when the key took the slot */
-	__u64 ended;		/* the operation is over; the slot may be taken */
 };
+
+/* Whether @e's operation is over (it may be another's already, if the
+ * caller does not own it: a claimed slot reads as ended too). */
+static __always_inline bool inflight_ended(const struct inflight_head *e)
+{
+	return *(volatile const __u64 *)&e->key & INFLIGHT_ENDED;
+}
+
+/* A slot taken for a new operation: zeroed past the key (no memset in
+ * BPF), born @now. */
+static __always_inline void inflight_init(struct inflight_head *e, __u64 now, __u32 value_size)
+{
+	e->born = now;
+	for (__u32 off = sizeof(*e); off + 8 <= value_size && off < 256; off += 8)
+		*(__u64 *)((char *)e + off) = 0;
+}
 
 #ifdef BPF_NO_ATOMICS
 #define INFLIGHT_MAP_TYPE BPF_MAP_TYPE_LRU_HASH
@@ -75,11 +113,20 @@ static __always_inline struct inflight_head *inflight_get(void *map, __u32 slots
 {
 	struct inflight_head *e = lookup_or_create(map, &key, zero, created);
 
-	if (e && *created) {
+	if (e && (*created || inflight_ended(e))) {
+		inflight_init(e, now, value_size);
 		e->key = key;
-		e->born = now;
+		*created = true;
 	}
 	return e;
+}
+
+static __always_inline bool inflight_end(struct inflight_head *e, __u64 key)
+{
+	if (INFLIGHT_LOAD(e->key) != key)
+		return false;
+	e->key = key | INFLIGHT_ENDED;
+	return true;
 }
 #else
 
@@ -98,7 +145,8 @@ static __always_inline struct inflight_head *inflight_slot(void *map, __u32 slot
 
 /* The slot of @key (in flight or ended), or NULL. A slot never becomes
  * empty again once taken, and a key takes the first empty slot of its
- * window if there is one: no key lies past an empty slot. */
+ * window if there is one (or its own ended slot): no key lies past an
+ * empty slot. */
 static __always_inline struct inflight_head *inflight_find(void *map, __u32 slots, __u64 key)
 {
 	__u32 first = inflight_hash(key, slots);
@@ -116,7 +164,7 @@ static __always_inline struct inflight_head *inflight_find(void *map, __u32 slot
 		if (!e)
 			continue;
 		cur = INFLIGHT_LOAD(e->key);
-		if (cur == key)
+		if ((cur & ~INFLIGHT_ENDED) == key)
 			found = e;
 		else if (!cur)
 			stop = true;
@@ -124,30 +172,40 @@ static __always_inline struct inflight_head *inflight_find(void *map, __u32 slot
 	return found;
 }
 
-/* Take @e, seen holding @cur (0, or an ended key), for @key: zeroed past
- * the key. False if another program took it first. */
+/* Between a slot's claim and its key's publication: a test build may
+ * make it longer, for races to land there (tests/tools/inflight_race.bpf.c). */
+#ifndef INFLIGHT_TAKE_PAUSE
+#define INFLIGHT_TAKE_PAUSE()
+#endif
+
+/* Take @e, seen holding @cur (0, or an ended key, or in flight: an
+ * eviction), for @key: claimed, initialised, then published (above).
+ * False if another program took it first. */
 static __always_inline bool inflight_take(struct inflight_head *e, __u64 cur, __u64 key, __u64 now,
 					  __u32 value_size)
 {
-	if (__sync_val_compare_and_swap(&e->key, cur, key) != cur)
+	if (__sync_val_compare_and_swap(&e->key, cur, INFLIGHT_CLAIMED) != cur)
 		return false;
-	e->born = now;
-	/* The rest of the entry: zero it word by word (no memset in BPF). */
-	for (__u32 off = sizeof(e->key) + sizeof(e->born); off + 8 <= value_size && off < 256; off += 8)
-		*(__u64 *)((char *)e + off) = 0;
+	INFLIGHT_TAKE_PAUSE();
+	inflight_init(e, now, value_size);
+	/* Only the claimer changes a claimed slot: this always succeeds. */
+	__sync_val_compare_and_swap(&e->key, INFLIGHT_CLAIMED, key);
 	return true;
 }
 
-/* The slot of @key, found (in flight, or ended: the caller looks) or
- * taken in one pass over the window, an empty slot before an ended one,
- * and failing both the oldest in flight (+1 in *evicted). *created when
- * taken. NULL only if every claim lost a race. (@zero: the hash's.) */
+/* The slot of @key, found in flight or taken in one pass over the
+ * window: its own ended slot first, then an empty one, then another's
+ * ended one, and only where the window holds none of those the oldest in
+ * flight (+1 in *evicted). *created when taken. NULL if the claim lost
+ * its race (another program took that slot first: an operation in flight
+ * is not evicted for it), or every slot is being set up. (@zero: the
+ * hash's.) */
 static __always_inline struct inflight_head *inflight_get(void *map, __u32 slots, __u64 key,
 							  __u64 now, const void *zero, __u32 value_size,
 							  __u64 *evicted, bool *created)
 {
 	__u32 first = inflight_hash(key, slots);
-	struct inflight_head *e, *empty = NULL, *ended = NULL, *oldest = NULL;
+	struct inflight_head *e, *own = NULL, *empty = NULL, *ended = NULL, *oldest = NULL;
 	__u64 cur, ended_key = 0, oldest_key = 0;
 
 	*created = false;
@@ -159,10 +217,14 @@ static __always_inline struct inflight_head *inflight_get(void *map, __u32 slots
 		cur = INFLIGHT_LOAD(e->key);
 		if (cur == key)
 			return e;
-		if (!cur) {
+		if (cur == INFLIGHT_CLAIMED)
+			continue;	/* another program's, being set up */
+		if (cur == (key | INFLIGHT_ENDED)) {
+			own = e;
+		} else if (!cur) {
 			if (!empty)
 				empty = e;
-		} else if (e->ended) {
+		} else if (cur & INFLIGHT_ENDED) {
 			if (!ended) {
 				ended = e;
 				ended_key = cur;
@@ -172,28 +234,28 @@ static __always_inline struct inflight_head *inflight_get(void *map, __u32 slots
 			oldest_key = cur;
 		}
 	}
-	if (empty && inflight_take(empty, 0, key, now, value_size))
+	if (own && inflight_take(own, key | INFLIGHT_ENDED, key, now, value_size))
+		e = own;
+	else if (empty && inflight_take(empty, 0, key, now, value_size))
 		e = empty;
 	else if (ended && inflight_take(ended, ended_key, key, now, value_size))
 		e = ended;
-	else if (oldest && inflight_take(oldest, oldest_key, key, now, value_size))
+	else if (!own && !empty && !ended && oldest && inflight_take(oldest, oldest_key, key, now, value_size))
 		__sync_fetch_and_add(evicted, 1), e = oldest;
 	else
 		return NULL;
 	*created = true;
 	return e;
 }
-#endif /* BPF_NO_ATOMICS */
 
-/* The operation of @e's key is over; the key stays until the slot is
- * needed. False if the slot was taken for another key meanwhile (what was
- * read from it may be another's). */
 static __always_inline bool inflight_end(struct inflight_head *e, __u64 key)
 {
-	if (INFLIGHT_LOAD(e->key) != key)
-		return false;
-	e->ended = 1;
-	return true;
+	return __sync_val_compare_and_swap(&e->key, key, key | INFLIGHT_ENDED) == key;
 }
+#endif /* BPF_NO_ATOMICS */
+
+/* inflight_end(e, key): the operation of @e's key is over; the key stays
+ * until the slot is needed. False if the slot was taken for another key
+ * meanwhile (what was read from it may be another's). */
 
 #endif /* INFLIGHT_BPF_H */

@@ -11,8 +11,8 @@
  * instead enters the buffer through this CPU's gate (struct
  * interval_gate) and leaves it when done:
  *
- *   program:     enter[i]++ (a locked add: a full barrier), check that
- *                interval_cur is still i, add to buffer i, leave[i]++
+ *   program:     enter[i]++ (a full barrier), check that interval_cur is
+ *                still i, add to buffer i, leave[i]++ (a full barrier)
  *   user space:  interval_cur = new (seq_cst), then on each CPU wait until
  *                leave[old] == enter[old] (leave read first)
  *
@@ -22,9 +22,18 @@
  * nest on one CPU (a raw tracepoint's program interrupted by another's)
  * are counted right.
  *
- * The two locked adds cost ~17 ns per event (readlat's whole histogram
- * costs ~15), so only those short intervals pay them (interval_gated,
- * set by the runtime); with it false the verifier drops the gate's code.
+ * Each gate add is a fetching atomic (BPF_FETCH) whose result is used
+ * (gate_add): an add whose result is unused clang emits without fetch,
+ * which x86's JIT makes a locked add (a full barrier) but arm64's a STADD
+ * or an exclusive-store loop, neither ordered. A fetching add is fully
+ * ordered on every arch (arm64: LDADDAL, or a store-release and a DMB).
+ * Kernels before 5.12 have the add without fetch only (BPF_NO_ATOMICS):
+ * there the runtime gates on x86 alone, and elsewhere waits for RCU at
+ * every interval (drain_choose(), common/drain.c).
+ *
+ * Every event pays the two adds, so only those short intervals use the
+ * gates (interval_gated, set by the runtime); with it false the verifier
+ * drops the gate's code.
  */
 #ifndef INTERVAL_BPF_H
 #define INTERVAL_BPF_H
@@ -42,6 +51,12 @@ __u32 interval_cur SEC(".bss") = 0;
 /* Set by the runtime: reports wait at the gates (else for RCU). */
 const volatile bool interval_gated = false;
 
+/* Set by a tool whose programs may run again on their CPU while they run
+ * (probe_raw_tp_nests(), common/probe.c: raw tracepoints before Linux
+ * 6.1): then this CPU's buffer is not its own alone, and takes atomic
+ * adds as a shared one does. False: the verifier drops those. */
+const volatile bool interval_nests = false;
+
 /* One gate per possible CPU: the runtime sets max_entries before load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -58,6 +73,21 @@ struct interval_pass {
 	__u32 idx;
 	bool entered;
 };
+
+/* Add one to a gate's count, as a full barrier (see above). The build
+ * checks that every atomic of this file is such an add
+ * (bpf/gates-ordered.sh): keep other atomics out of it. */
+static __always_inline void gate_add(__u64 *count)
+{
+#ifdef BPF_NO_ATOMICS
+	__sync_fetch_and_add(count, 1);
+#else
+	__u64 old = __sync_fetch_and_add(count, 1);
+
+	/* The result used: clang keeps the fetch. */
+	asm volatile("" : : "r"(old));
+#endif
+}
 
 static __always_inline __u32 interval_side(void)
 {
@@ -82,7 +112,7 @@ static __always_inline struct hist_interval *interval_enter_gated(struct interva
 		return NULL;
 	for (int tries = 0; tries < 2; tries++) {
 		i = interval_side();
-		__sync_fetch_and_add(&g->enter[i], 1);
+		gate_add(&g->enter[i]);
 		if (interval_side() == i) {
 			/* The counter's address, taken while i is known to be
 			 * 0 or 1: a key passed to a helper loses its bounds. */
@@ -94,13 +124,13 @@ static __always_inline struct hist_interval *interval_enter_gated(struct interva
 				p->leave = leave;
 				p->entered = true;
 			} else {
-				__sync_fetch_and_add(leave, 1);
+				gate_add(leave);
 			}
 			return iv;
 		}
-		__sync_fetch_and_add(&g->leave[i], 1);
+		gate_add(&g->leave[i]);
 	}
-	__sync_fetch_and_add(&g->missed, 1);
+	gate_add(&g->missed);
 	return NULL;
 }
 
@@ -123,7 +153,7 @@ static __always_inline struct hist_interval *interval_enter(struct interval_pass
 static __always_inline void interval_leave(struct interval_pass *p)
 {
 	if (interval_gated && p->leave)
-		__sync_fetch_and_add(p->leave, 1);
+		gate_add(p->leave);
 }
 
 /* The interval entered by @p (NULL if not entered). */
@@ -133,16 +163,5 @@ static __always_inline struct hist_interval *interval_of(const struct interval_p
 
 	return p->entered ? bpf_map_lookup_elem(&intervals, &k) : NULL;
 }
-
-/* Add one to a counter of the current interval (unmatched, missed_ends). */
-#define INTERVAL_COUNT(field)						\
-	({								\
-		struct interval_pass pass_;				\
-		struct hist_interval *iv_ = interval_enter(&pass_);	\
-									\
-		if (iv_)						\
-			iv_->field++;					\
-		interval_leave(&pass_);					\
-	})
 
 #endif /* INTERVAL_BPF_H */

@@ -13,9 +13,20 @@
 
 static bool gated;
 
-bool drain_choose(double interval)
+/* The gates need each of their adds to be a full barrier. With fetching
+ * atomics they are, on every arch; the add without fetch of the programs
+ * built without BPF atomics is one on x86 (a locked add) but not on arm64
+ * (STADD, or an exclusive-store loop), where those wait for RCU. */
+#if defined(__x86_64__) || defined(__i386__)
+#define PLAIN_ADD_IS_BARRIER true
+#else
+#define PLAIN_ADD_IS_BARRIER false
+#endif
+
+bool drain_choose(double interval, bool fetch_atomics)
 {
-	gated = interval > 0 && interval < DRAIN_GATED_BELOW;
+	gated = interval > 0 && interval < DRAIN_GATED_BELOW &&
+		(fetch_atomics || PLAIN_ADD_IS_BARRIER);
 	return gated;
 }
 

@@ -17,13 +17,15 @@
 #include "keyed.h"
 
 /* Reports more often than this wait at the per-CPU gates, which cost the
- * programs two locked adds (~20 ns) an event; less often, for an RCU
+ * programs two fully ordered atomic adds (~20 ns) an event; less often, for an RCU
  * grace period (10-20 ms a report, nothing per event). */
 #define DRAIN_GATED_BELOW 0.1
 
 /* Before load: how a run at @interval seconds (0: one report) waits; true
- * for the gates, the value of the programs' interval_gated. */
-bool drain_choose(double interval);
+ * for the gates, the value of the programs' interval_gated.
+ * @fetch_atomics: the programs loaded are those built with BPF atomics
+ * (without them, only x86 gates: bpf/interval.bpf.h). */
+bool drain_choose(double interval, bool fetch_atomics);
 
 struct drain {
 	int intervals_fd;		/* the object's per-CPU intervals map */

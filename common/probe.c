@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -434,6 +435,47 @@ void check_bpf_atomics(void)
 		check_row("BPF atomics", CHECK_FALLBACK, "TRACETOOLS_BPF_ATOMICS=0: %s", without);
 	else
 		check_row("BPF atomics", CHECK_FALLBACK, "only add (Linux 5.12+ has more): %s", without);
+}
+
+/* TRACETOOLS_RAW_TP_NESTS=1: as if raw tracepoint programs could nest,
+ * whatever the kernel, to test the adds that suit it here. */
+static bool raw_tp_nests_forced(void)
+{
+	const char *env = getenv("TRACETOOLS_RAW_TP_NESTS");
+
+	return env && !strcmp(env, "1");
+}
+
+/* Before 6.1 (05b24ff9b2cf) the kernel runs a raw tracepoint's program
+ * again on a CPU where it is already running, from an interrupt. Some
+ * stable kernels took the fix later, which nothing cheap tells apart: so
+ * every kernel before 6.1, and one whose release cannot be read, counts
+ * as one where they nest (the cost: atomic adds, where plain ones would
+ * do). */
+bool probe_raw_tp_nests(void)
+{
+	struct utsname u;
+	unsigned int major, minor;
+
+	if (raw_tp_nests_forced())
+		return true;
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return true;
+	return major < 6 || (major == 6 && minor < 1);
+}
+
+void check_raw_tp_nests(void)
+{
+	static const char *const how =
+		"a raw tracepoint's program can interrupt itself on a CPU: the per-CPU histogram "
+		"takes atomic adds";
+
+	if (!probe_raw_tp_nests())
+		check_row("program nesting", CHECK_OK, "raw tracepoint programs do not nest (Linux 6.1+)");
+	else if (raw_tp_nests_forced())
+		check_row("program nesting", CHECK_FALLBACK, "TRACETOOLS_RAW_TP_NESTS=1: %s", how);
+	else
+		check_row("program nesting", CHECK_FALLBACK, "before Linux 6.1, %s", how);
 }
 
 static bool noatomics_wanted;

@@ -42,6 +42,12 @@ struct bpf_link *probe_attach(struct bpf_object *obj, const char *prog, enum pro
  * tool.h). check_bpf_atomics() says which in a --check row. */
 bool probe_bpf_atomics(void);
 void check_bpf_atomics(void);
+/* Whether a raw tracepoint's program may run again on its CPU while it
+ * runs (before Linux 6.1): then a tool whose raw tracepoint programs add
+ * to the per-CPU interval sets bpf/interval.bpf.h's interval_nests.
+ * check_raw_tp_nests() says which in a --check row. */
+bool probe_raw_tp_nests(void);
+void check_raw_tp_nests(void);
 /* The start-time store a tool does not use (probe_task_storage's
  * answer) costs nothing: the fallback hash shrinks to a token size, or
  * the task storage map is not made (a kernel without it refuses it). */

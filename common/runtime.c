@@ -138,7 +138,7 @@ static int set_pid_namespace(struct session *s)
 static int set_gates(struct session *s)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(s->obj, "interval_gates");
-	bool gated = drain_choose(s->rc->interval);
+	bool gated = drain_choose(s->rc->interval, !tool_noatomics());
 	int ncpus = libbpf_num_possible_cpus();
 
 	if (!map)

@@ -35,6 +35,20 @@ teardown() { common_teardown; }
 	[[ "$output" =~ up:\ max\ [0-9]+\ of\ [0-9]+,\ races\ [1-9] ]]
 }
 
+# It needs both CPUs at once, and fills them.
+# bats test_tags=serial
+@test "biolat's in-flight table, taken and ended by two CPUs at once: no slot is taken from its holder" {
+	# inflight_race: 2 x 5 x 1,000,000 operations of keys that share
+	# every window of 16 slots, the set-up of a slot made longer so that
+	# scans land in it; none stolen, evicted or found not set up
+	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
+	run timeout 120 "$BUILD/tests/inflight_race"
+	echo "$output"
+	[ "$status" -ne 3 ] || skip "fewer than two CPUs to run on"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ stolen\ 0,\ end\ failed\ 0,\ not\ set\ up\ 0 ]]
+}
+
 @test "TRACETOOLS_BPF_ATOMICS=0: --check names the programs without BPF atomics, and why; other values change nothing" {
 	local t
 	for t in readlat opensnoop biolat tcprcv; do

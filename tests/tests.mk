@@ -15,7 +15,7 @@ $(OUTPUT)/tests/%.bpf.o: tests/tools/%.bpf.c $(BPF_HDRS) $(COMMON_HDRS) | $(OUTP
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/tests/%.o: tests/tools/%.c $(OUTPUT)/tests/%.skel.h $(COMMON_HDRS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%.o: tests/tools/%.c $(OUTPUT)/tests/%.skel.h $(COMMON_HDRS) $(wildcard tests/tools/*.h) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 

@@ -266,6 +266,7 @@ static int features(const struct run_config *rc)
 			  rc->btf_name ? "" : "; pass a BTF file with --btf FILE");
 		return -1;
 	}
+	check_raw_tp_nests();
 	facts.layout.rq_arg = facts.bits.rq_params >= 3;	/* (q, rq) before 5.11 */
 	check_row("request layout", CHECK_OK, "from kernel BTF: disk via %s, request argument %u%s",
 		  facts.layout.rq_disk != BTF_FIELD_NONE ? "rq->rq_disk" : "rq->q->disk",
@@ -307,6 +308,7 @@ static struct bpf_object_skeleton *open_bpf(const struct run_config *rc)
 	skel->rodata->by_submitter = opt.by_submitter;
 	skel->rodata->sizes = opt.sizes;
 	skel->rodata->started_ns = monotonic_ns();
+	skel->rodata->interval_nests = probe_raw_tp_nests();
 	if (!opt.by) {
 		keyed_unused(skel->maps.hists_a, skel->maps.hists_b);
 	}
@@ -595,7 +597,8 @@ static __u64 unfinished(void)
 			};
 			struct lost_row *r;
 
-			if (!e[i].key || e[i].ended || !e[i].issued || e[i].requeued || e[i].skip)
+			if (!e[i].key || (e[i].key & BIOLAT_RQ_ENDED) || !e[i].issued || e[i].requeued ||
+			    e[i].skip)
 				continue;
 			n++;
 			if (opt.by && (r = lost_row_of(&k)))

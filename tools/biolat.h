@@ -37,12 +37,15 @@ struct biolat_key {
 
 #define BIOLAT_INFLIGHT_SLOTS 8192	/* requests tracked at once (power of two) */
 
+/* struct rq_entry's key with this bit: ended (inflight.bpf.h's INFLIGHT_ENDED). */
+#define BIOLAT_RQ_ENDED 1ULL
+
 /* A request between its first sighting and its completion: a slot of
  * the in-flight table (bpf/inflight.bpf.h), read by user space at exit. */
 struct rq_entry {
-	__u64 key;		/* the struct request's address; 0: free */
+	__u64 key;		/* the struct request's address; 0: free; with
+				 * BIOLAT_RQ_ENDED: completed, the slot may be taken */
 	__u64 born;		/* when the request took the slot */
-	__u64 ended;		/* completed; the slot may be taken */
 	__u64 ts;		/* start: issue (or insertion with -Q); 0 not yet */
 	__u32 dev;
 	__u32 flags;

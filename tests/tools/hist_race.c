@@ -18,42 +18,15 @@
  */
 
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include <bpf/bpf.h>
 #include "hist_layout.h"
+#include "cpu_pair.h"
 #include "tests/hist_race.skel.h"
 
 #define TOP (1ULL << 34)	/* as hist_race.bpf.c */
-
-struct runner {
-	int cpu, prog_fd, err;
-	unsigned int repeat;
-	pthread_t thread;
-};
-
-static void *run(void *arg)
-{
-	struct runner *r = arg;
-	char pkt[64] = { 0 };
-	cpu_set_t set;
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt, .data_size_in = sizeof(pkt));
-
-	CPU_ZERO(&set);
-	CPU_SET(r->cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		r->err = errno;
-		return NULL;
-	}
-	opts.repeat = r->repeat;
-	if (bpf_prog_test_run_opts(r->prog_fd, &opts))
-		r->err = errno;
-	return NULL;
-}
 
 static int check(const char *what, int ok)
 {
@@ -65,9 +38,7 @@ static int check(const char *what, int ok)
 int main(int argc, char **argv)
 {
 	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000;
-	int cpus[2], ncpus = 0;
-	struct runner r[2];
-	cpu_set_t allowed;
+	int cpus[2];
 	struct hist_race_bpf *skel;
 	struct hist_race_bpf__bss *b;
 	int failed = 0, rounds = 0;
@@ -78,38 +49,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hist_race: N is 1 to 10000000\n");
 		return 2;
 	}
-	if (sched_getaffinity(0, sizeof(allowed), &allowed))
-		return 2;
-	for (int c = 0; c < CPU_SETSIZE && ncpus < 2; c++)
-		if (CPU_ISSET(c, &allowed))
-			cpus[ncpus++] = c;
-	if (ncpus < 2) {
-		fprintf(stderr, "hist_race: needs two CPUs to run on\n");
+	if (!cpu_pair_find(cpus, "hist_race"))
 		return 3;
-	}
 	skel = hist_race_bpf__open_and_load();
 	if (!skel) {
 		fprintf(stderr, "hist_race: cannot load: %s\n", strerror(errno));
 		return 2;
 	}
 	b = skel->bss;
-	while (rounds++ < 30 && !(b->short_max && b->short_min)) {
-		for (int c = 0; c < 2; c++) {
-			r[c] = (struct runner){ .cpu = cpus[c], .repeat = (unsigned int)n,
-						.prog_fd = bpf_program__fd(skel->progs.add) };
-			if (pthread_create(&r[c].thread, NULL, run, &r[c])) {
-				fprintf(stderr, "hist_race: no thread\n");
-				return 2;
-			}
-		}
-		for (int c = 0; c < 2; c++) {
-			pthread_join(r[c].thread, NULL);
-			if (r[c].err) {
-				fprintf(stderr, "hist_race: CPU %d: %s\n", r[c].cpu, strerror(r[c].err));
-				return 2;
-			}
-		}
-	}
+	while (rounds++ < 30 && !(b->short_max && b->short_min))
+		if (cpu_pair_run(bpf_program__fd(skel->progs.add), cpus, (unsigned int)n, "hist_race"))
+			return 2;
 
 	const struct hist *up = &b->up, *down = &b->down;
 	unsigned long long count = b->last_v, top = count, least = TOP - count;

@@ -11,22 +11,28 @@
 # kernel-NAME; NAME's console is in console-NAME.log next to it. --arch
 # (x86, default VM_ARCH, or arm64) and --initrd apply to the kernel
 # directories after them, so that one run boots several architectures'
-# guests side by side.
+# guests side by side. --smp N --tests T1,T2 (up to the next --arch): the
+# kernel directories after them run only those guest tests, on N vCPUs
+# each on a host thread of its own (multi-threaded TCG), named NAME-smpN.
 #
 # Environment: as run.sh (VM_TIMEOUT applies to each kernel's run).
 set -uo pipefail
 
 here=$(dirname "$0")
-jobs=${VM_JOBS:-1} arch=${VM_ARCH:-x86} initrd=
-runs=()	# "ARCH INITRD DIR"
+jobs=${VM_JOBS:-1} arch=${VM_ARCH:-x86} initrd='' smp=- tests=-
+runs=()	# "ARCH INITRD SMP TESTS DIR", - for run.sh's own
 while [ $# -gt 0 ]; do
 	case $1 in
 	-j) jobs=$2; shift ;;
-	--arch) arch=$2; shift ;;
+	--arch) arch=$2 smp=- tests=-; shift ;;
 	--initrd) initrd=$2; shift ;;
+	--smp) smp=$2; shift ;;
+	--tests) tests=${2:--}; shift ;;
 	*)
 		[ -n "$initrd" ] || { echo "run-all.sh: --initrd before $1" >&2; exit 2; }
-		runs+=("$arch $initrd $1") ;;
+		case $smp in -) ;; '' | *[!0-9]* | 0 | 1)
+			echo "run-all.sh: --smp $smp: 2 or more vCPUs" >&2; exit 2 ;; esac
+		runs+=("$arch $initrd $smp $tests $1") ;;
 	esac
 	shift
 done
@@ -43,16 +49,29 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
+# run_name SMP DIR: the run's name: the kernel's, -smpN for an --smp run.
+run_name() {
+	local name=${2##*/kernel-}
+	[ "$1" = - ] || name=$name-smp$1
+	echo "$name"
+}
+
 # run_one I: kernel I's run, its output (stderr too, in order: run.sh's
 # console tail follows its "not ok") in $work/I.out, its status and
 # seconds in $work/I.rc, run.sh's PID in $work/I.pid while it runs.
 run_one() {
-	local i=$1 a init dir start rc
-	read -r a init dir <<<"${runs[i]}"
-	local name=${dir##*/kernel-}
+	local i=$1 a init smp tests dir start rc
+	read -r a init smp tests dir <<<"${runs[i]}"
+	local name
+	name=$(run_name "$smp" "$dir")
 	start=$(date +%s)
-	VM_ARCH=$a bash "$here/run.sh" "$dir/vmlinuz" "$init" "$(dirname "$dir")/console-$name.log" \
-		> "$work/$i.out" 2>&1 &
+	(
+		# multi-threaded TCG: each vCPU on a host thread
+		[ "$smp" = - ] || export VM_SMP=$smp VM_ACCEL=tcg,thread=multi
+		[ "$tests" = - ] || export VM_TESTS=$tests
+		VM_ARCH=$a exec bash "$here/run.sh" "$dir/vmlinuz" "$init" \
+			"$(dirname "$dir")/console-$name.log"
+	) > "$work/$i.out" 2>&1 &
 	echo $! > "$work/$i.pid"
 	wait $!
 	rc=$?
@@ -75,8 +94,8 @@ while [ "$shown" -lt "$n" ]; do
 		sleep 1
 		continue
 	fi
-	read -r a init dir <<<"${runs[shown]}"
-	name=${dir##*/kernel-}
+	read -r a init smp tests dir <<<"${runs[shown]}"
+	name=$(run_name "$smp" "$dir")
 	pkg=$(cat "$dir/package" 2>/dev/null || echo "?")
 	read -r rc secs < "$work/$shown.rc"
 	echo "======== vm-test [$((shown + 1))/$n] $name ($a): $pkg ========"

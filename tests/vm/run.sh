@@ -65,7 +65,9 @@ start=$(date +%s)
 # default) hangs the guest now and then when the kernel patches its own
 # code while the other vCPU runs it, as it does each time a tracepoint is
 # enabled or disabled: both vCPUs loop on the int3 of text_poke_bp in
-# syscall_trace_enter (soft lockup, see tests/vm/README.md).
+# syscall_trace_enter (soft lockup, see tests/vm/README.md). arm64's
+# interval tests run once more with VM_ACCEL=tcg,thread=multi and more
+# vCPUs (run-all.sh --smp): there patching is one instruction write.
 # timeout runs qemu in a process group of its own, which a Ctrl-C at
 # the terminal does not reach: a stop of this script stops it.
 timeout_pid=

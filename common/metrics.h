@@ -11,6 +11,8 @@
  * labels all say "[other]", and counted in <tool>_series_dropped_total.
  * A series, once there, stays until the store is freed (a process that
  * ended keeps its last counts), as Prometheus expects of counters.
+ * Every series of a histogram family has the same le set, whatever it
+ * counted (le_ranges in metrics.c), so that series sum by (le).
  */
 #ifndef COMMON_METRICS_H
 #define COMMON_METRICS_H

@@ -30,7 +30,7 @@ setup() { common_setup; }
 teardown() {
 	common_teardown
 	# A tool killed here leaves its file: the next test must not see it.
-	rm -f "$TEXTDIR"/*.prom
+	rm -f "$TEXTDIR"/*.prom "$HOSTA_DIR"/*.prom "$HOSTB_DIR"/*.prom
 	[ -z "${FAULT:-}" ] || { umount "$FAULT" 2>/dev/null || true; rmdir "$FAULT"; }
 }
 
@@ -92,24 +92,27 @@ stop_fleet() {
 	bpf_ids_gone "$IDS"
 }
 
-# run_p99 SCALE: the middle, in seconds, of the bucket that holds the
-# p99 of all the tool's reports so far ($T/out, JSON in a unit of SCALE
-# per second) taken together: their buckets summed, the rank
-# ceil(0.99 n), as common/hist.c takes it. The tool's p99 of the whole
-# run lies in that bucket.
+# run_p99 SCALE [FILE...]: the middle, in seconds, of the bucket that
+# holds the p99 of all the tool's reports so far ($T/out, or the FILEs:
+# JSON in a unit of SCALE per second) taken together: their buckets
+# summed, the rank ceil(0.99 n), as common/hist.c takes it. The tool's
+# p99 of the whole run lies in that bucket.
 run_p99() {
-	jq -s -r --argjson s "$1" '
+	local s=$1
+	shift
+	jq -s -r --argjson s "$s" '
 		[.[] | select(has("buckets")) | .buckets[]] | group_by(.min)
 		| map({ min: .[0].min, max: .[0].max, count: (map(.count) | add) })
 		| (map(.count) | add) as $n | (0.99 * $n | ceil) as $rank
 		| reduce .[] as $b ({ seen: 0 };
 			if .hit == null and .seen + $b.count >= $rank then .hit = $b else . end
 			| .seen += $b.count)
-		| (.hit.min + .hit.max) / 2 / $s' "$T/out"
+		| (.hit.min + .hit.max) / 2 / $s' "${@:-$T/out}"
 }
 
-# run_sum FIELD: FIELD summed over the histograms of all the tool's reports.
-run_sum() { jq -s "map(select(has(\"buckets\")) | .$1) | add" "$T/out"; }
+# run_sum FIELD [FILE]: FIELD summed over the histograms of all the
+# tool's reports ($T/out, or FILE).
+run_sum() { jq -s "map(select(has(\"buckets\")) | .$1) | add // 0" "${2:-$T/out}"; }
 
 # out_has N [FIELD...]: the tool's reports on stdout add up to N (count,
 # or the FIELDs): a report's line is flushed just after its file is
@@ -145,6 +148,31 @@ p99_agrees() {
 	p99_agrees readlat_read_duration_seconds
 	jout '.tool == "readlat"'	# stdout stays JSON, as asked
 	stop_fleet
+}
+
+# Two hosts, one timing sub-microsecond reads of /dev/zero, the other
+# reads of a pipe ~3 ms apart: each series has the same le set, so their
+# sum by (le) is the histogram of all their reads, and its p99 lies in
+# the bucket of the p99 of both runs' reads taken together.
+@test "fleet: two hosts' histograms sum by le, their p99 in the bucket of both runs' p99" {
+	local fast=2000 slow=100 p99 q
+	start_load F --reads $fast --source zero --comm fl_fast
+	start_load S --reads $slow --delay-us 3000 --comm fl_slow
+	start_more readlat HA -p "$F_PID" -j --textfile "$HOSTA_DIR/readlat.prom" 1
+	start_more readlat HB -p "$S_PID" -j --textfile "$HOSTB_DIR/readlat.prom" 1
+	go
+	wait_for "$T/F.out" '^done'
+	wait_for "$T/S.out" '^done'
+	until_value 'sum(readlat_read_duration_seconds_count{job="hosts"})' $((fast + slow))
+	retry test "$(run_sum count "$T/HA.out")" -eq $fast
+	retry test "$(run_sum count "$T/HB.out")" -eq $slow
+	p99=$(run_p99 1e6 "$T/HA.out" "$T/HB.out")
+	q=$(promql 'histogram_quantile(0.99, sum by (le) (readlat_read_duration_seconds_bucket{job="hosts"}))')
+	echo "p99 of both: $p99 s; Prometheus: $q s"
+	cat "$HOSTA_DIR/readlat.prom" "$HOSTB_DIR/readlat.prom" > "$T/hosts.prom"
+	in_bucket "$T/hosts.prom" readlat_read_duration_seconds "$p99" "$q"
+	stop_more HA
+	stop_more HB
 }
 
 # In two halves: the README's rate() query needs the disk's series before

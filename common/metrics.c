@@ -70,6 +70,9 @@ struct family {
 
 struct metrics {
 	struct metrics_config c;
+	char *fixed;		/* c.labels' text, `a="x",b="y"`, escaped; "" for none */
+	size_t fixed_len;
+	char fixed_names[METRICS_MAX_LABELS][METRICS_LABEL_NAME_MAX];
 	struct family *fam;
 	size_t nfam;
 	char *dropped_name;
@@ -113,6 +116,8 @@ static size_t format_value(const struct family *fam, unsigned long long v, char 
 	return (size_t)n;
 }
 
+static bool fixed_labels(struct metrics *m);
+
 struct metrics *metrics_new(const char *tool, const struct metrics_config *c)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
@@ -123,7 +128,9 @@ struct metrics *metrics_new(const char *tool, const struct metrics_config *c)
 		m->c = *c;
 	if (m->c.max_series <= 0)
 		m->c.max_series = METRICS_MAX_SERIES_DEFAULT;
-	if (asprintf(&m->dropped_name, "%s_series_dropped", tool) < 0) {
+	if (!fixed_labels(m) || asprintf(&m->dropped_name, "%s_series_dropped", tool) < 0) {
+		free(m->fixed);
+		free(m->buf);
 		free(m);
 		return NULL;
 	}
@@ -148,6 +155,7 @@ void metrics_free(struct metrics *m)
 		free(m->fam[i].le);
 	}
 	free(m->fam);
+	free(m->fixed);
 	free(m->dropped_name);
 	free(m->buf);
 	free(m);
@@ -195,7 +203,39 @@ static bool buf_add_escaped(struct metrics *m, const char *s)
 
 static bool labelled(const struct metrics *m, const struct key_field *k)
 {
+	for (int i = 0; i < m->c.nlabels; i++)
+		if (!strcmp(k->name, m->fixed_names[i]))
+			return false;
 	return !k->json_only && (m->c.label_pid || strcmp(k->name, "pid"));
+}
+
+/* `name="value"`, value escaped, after a comma unless first. */
+static bool buf_add_label(struct metrics *m, const char *name, const char *value)
+{
+	return (!m->len || buf_add(m, ",", 1)) && buf_add(m, name, strlen(name)) &&
+	       buf_add(m, "=\"", 2) && buf_add_escaped(m, value) && buf_add(m, "\"", 1);
+}
+
+/* The config's labels, as text once; their names kept (the config's
+ * strings are the caller's). */
+static bool fixed_labels(struct metrics *m)
+{
+	const struct metrics_label *l = m->c.labels;
+	bool ok = buf_reserve(m, 0);
+
+	m->len = 0;
+	if (ok)
+		m->buf[0] = '\0';
+	if (m->c.nlabels > METRICS_MAX_LABELS)
+		m->c.nlabels = METRICS_MAX_LABELS;
+	for (int i = 0; ok && i < m->c.nlabels; i++) {
+		snprintf(m->fixed_names[i], sizeof(m->fixed_names[i]), "%s", l[i].name);
+		ok = buf_add_label(m, m->fixed_names[i], l[i].value);
+	}
+	m->c.labels = NULL;
+	m->fixed = ok ? strdup(m->buf) : NULL;
+	m->fixed_len = m->len;
+	return m->fixed;
 }
 
 static void field_value(const struct key_field *k, char *num, size_t len, const char **s)
@@ -226,23 +266,21 @@ static void field_value(const struct key_field *k, char *num, size_t len, const 
 	}
 }
 
-/* `a="x",b="y"` of @key into m->buf; each value "[other]" if @other. */
+/* The fixed labels, then `a="x",b="y"` of @key, into m->buf; each of
+ * @key's values "[other]" if @other. */
 static bool build_labels(struct metrics *m, const struct key_field *key, int nkey, bool other)
 {
-	bool ok = true;
+	bool ok;
 	char num[32];
 	const char *v;
 
 	m->len = 0;
-	ok = buf_reserve(m, 0);
-	if (ok)
-		m->buf[0] = '\0';
+	ok = buf_add(m, m->fixed, m->fixed_len);
 	for (int i = 0; ok && i < nkey; i++) {
 		if (!labelled(m, &key[i]))
 			continue;
 		field_value(&key[i], num, sizeof(num), &v);
-		ok = (!m->len || buf_add(m, ",", 1)) && buf_add(m, key[i].name, strlen(key[i].name)) &&
-		     buf_add(m, "=\"", 2) && buf_add_escaped(m, other ? OTHER : v) && buf_add(m, "\"", 1);
+		ok = buf_add_label(m, key[i].name, other ? OTHER : v);
 	}
 	return ok;
 }
@@ -425,7 +463,7 @@ static struct series *series_of(struct metrics *m, struct family *fam, const str
 		return NULL;
 	hash = hash_of(m->buf);
 	i = series_find(fam, m->buf, hash);
-	if (i == NO_SERIES && m->len && fam->live >= (size_t)m->c.max_series) {
+	if (i == NO_SERIES && m->len > m->fixed_len && fam->live >= (size_t)m->c.max_series) {
 		i = fold(m, fam, key, nkey, hash);
 	} else if (i == NO_SERIES) {
 		i = series_new(m, fam, hash, NO_SERIES);
@@ -638,7 +676,7 @@ static void print_family(struct out *o, const struct family *fam, enum metrics_d
 int metrics_render(struct metrics *m, enum metrics_dialect d, FILE *f)
 {
 	struct family dropped = { .f = m->dropped, .decimals = 0 };
-	struct series s = { .labels = "", .into = NO_SERIES, .value = m->ndropped };
+	struct series s = { .labels = m->fixed, .into = NO_SERIES, .value = m->ndropped };
 	struct out *o = malloc(sizeof(*o));
 
 	if (!o) {

@@ -4,8 +4,8 @@
  * report adds its interval's histograms and counts here, and the whole
  * store is written out in one of two dialects of the text exposition.
  *
- * A series is named by its key fields (struct key_field, output.h) as
- * labels; "pid" only with label_pid, else the processes of one name are
+ * A series is named by the config's labels, then its key fields (struct
+ * key_field, output.h) as labels; "pid" only with label_pid, else the processes of one name are
  * one series (their histograms summed). A family holds at most
  * max_series series: a new one past that is folded into one series whose
  * labels all say "[other]", and counted in <tool>_series_dropped_total.
@@ -42,10 +42,24 @@ struct metric_family {
 };
 
 #define METRICS_MAX_SERIES_DEFAULT 1000
+#define METRICS_MAX_LABELS 8
+#define METRICS_LABEL_NAME_MAX 64
+
+/* A label every series of every family carries (--label NAME=VALUE, or
+ * --textfile's name): two runs writing beside each other (two files for
+ * one node_exporter) are then never one series. */
+struct metrics_label {
+	char name[METRICS_LABEL_NAME_MAX];
+	const char *value;
+};
 
 struct metrics_config {
 	long max_series;	/* per family; <= 0: METRICS_MAX_SERIES_DEFAULT */
 	bool label_pid;		/* --label pid */
+	/* Copied by metrics_new(). A key field of one of these names is
+	 * left out: the label says VALUE on every series. */
+	const struct metrics_label *labels;
+	int nlabels;
 };
 
 struct metrics;

@@ -165,6 +165,14 @@ print("+Inf")' > "$T/les.want"
 	[ "$(om readlat_read_duration_seconds_count comm=om_same)" = none ]
 }
 
+@test "--label NAME=VALUE: on every series of every family, counters too" {
+	traced A "--reads 5 --delay-us 1000 --comm om_lab" -P --label team=db --label 'site=a"b'
+	[ "$(om readlat_read_duration_seconds_count team=db 'site=a"b' comm=om_lab)" -eq 5 ]
+	[ "$(om readlat_series_dropped_total team=db 'site=a"b')" -eq 0 ]
+	# every sample
+	refute grep -vE '^#|\{team="db",site="a\\"b"[,}]' "$T/out"
+}
+
 @test "--max-series 1: the others fold into [other], counted as dropped, none lost" {
 	start_load A --reads 5 --delay-us 1000 --comm om_fold1
 	start_load B --reads 6 --delay-us 1000 --comm om_fold2
@@ -213,7 +221,8 @@ print("+Inf")' > "$T/les.want"
 	wait_loads D
 	tool_wait
 	om_ok "$T/d.prom" --text004
-	grep -qF "{comm=\"q\\\"b\\\\s\\nn\"} 3" "$T/d.prom"
+	# every series labelled with the file's name (two runs, two files)
+	grep -qF "{textfile=\"d\",comm=\"q\\\"b\\\\s\\nn\"} 3" "$T/d.prom"
 	promtool_clean "$T/d.prom"
 }
 
@@ -318,7 +327,9 @@ print("+Inf")' > "$T/les.want"
 		-j -o text|-j is --output json: it cannot be combined with --output text
 		-o openmetrics -j|-j is --output json: it cannot be combined with --output openmetrics
 		-o json -o text|option '-o' given twice
-		--label comm|invalid label 'comm': expected pid
+		--label comm|invalid label 'comm': expected pid or NAME=VALUE
+		--label le=1|invalid label name 'le'
+		--label a=1 --label a=2|label 'a' given twice
 		--max-series 0|invalid series count '0' for --max-series
 		--max-series -1|invalid series count '-1' for --max-series
 		--max-series 1x|invalid series count '1x' for --max-series

@@ -470,6 +470,43 @@ static void test_empty(void **state)
 	metrics_free(NULL);
 }
 
+/* The labels of every series: those of two runs writing beside each
+ * other, on every family (counters, histograms, the store's own
+ * series_dropped); [other] keeps them; a key field of one of their
+ * names is left out; the config's strings may go after metrics_new(). */
+static void test_fixed_labels(void **state)
+{
+	struct metrics_label labels[2] = { { "textfile", NULL }, { "team", "a\"b" } };
+	struct metrics_config c = { .max_series = 1, .labels = labels, .nlabels = 2 };
+	struct key_field a[2] = { KEY_STRING("comm", "cat"), KEY_STRING("team", "mine") };
+	struct key_field b[2] = { KEY_STRING("comm", "dog"), KEY_STRING("team", "mine") };
+	struct hist *h = sample();
+	char value[16] = "rdA", *out;
+	struct metrics *m;
+
+	(void)state;
+	labels[0].value = value;
+	m = metrics_new("t", &c);
+	assert_non_null(m);
+	strcpy(value, "gone");
+	strcpy(labels[0].name, "gone");
+	assert_int_equal(metrics_hist_add(m, &lat, a, 2, h), 0);
+	assert_int_equal(metrics_hist_add(m, &lat, b, 2, h), 0);
+	assert_int_equal(metrics_counter_add(m, &errs, NULL, 0, 3), 0);
+	out = render(m, METRICS_OPENMETRICS);
+	assert_int_equal(sample_value(out,
+		"t_read_duration_seconds_count{textfile=\"rdA\",team=\"a\\\"b\",comm=\"cat\"}"), 6);
+	assert_int_equal(sample_value(out,
+		"t_read_duration_seconds_bucket{textfile=\"rdA\",team=\"a\\\"b\",comm=\"[other]\",le=\"+Inf\"}"), 6);
+	assert_int_equal(sample_value(out, "t_errors_total{textfile=\"rdA\",team=\"a\\\"b\"}"), 3);
+	assert_int_equal(sample_value(out, "t_series_dropped_total{textfile=\"rdA\",team=\"a\\\"b\"}"), 1);
+	assert_null(strstr(out, "mine"));
+	assert_null(strstr(out, "gone"));
+	free(out);
+	free(h);
+	metrics_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_series_cap),
 		cmocka_unit_test(test_many_series),
 		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_fixed_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -53,8 +53,9 @@ static const struct argp_option shared_always[] = {
 	{ "json", 'j', NULL, 0, "Newline-delimited JSON output", 3 },
 	{ "output", 'o', "FORMAT", 0, "Output as text (default), json (as -j) or openmetrics "
 	  "(Prometheus: counts since the start, in seconds and bytes)", 3 },
-	{ "label", OPT_LABEL, "pid", 0,
-	  "openmetrics, --textfile: label series by PID too, not only by name", 3 },
+	{ "label", OPT_LABEL, "pid|NAME=VALUE", OPTION_REPEATABLE,
+	  "openmetrics, --textfile: label series by PID too, not only by name (pid); label every "
+	  "series NAME=\"VALUE\" (with --textfile, textfile=\"<its name less .prom>\" unless given)", 3 },
 	{ "max-series", OPT_MAX_SERIES, "N", 0, "openmetrics, --textfile: at most N series per "
 	  "metric, the others summed as [other] (default 1000)", 3 },
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use where /sys/kernel/btf/vmlinux is missing", 4 },
@@ -81,7 +82,7 @@ static const char *const output_names[] = {
 static const char *const probe_names[] = {
 	[PROBE_TRACEPOINT] = "tracepoint", [PROBE_FENTRY] = "fentry", [PROBE_KPROBE] = "kprobe",
 };
-static const char *const label_names[] = { "pid" };
+static const char *const label_names[] = { "pid" };	/* and NAME=VALUE, any */
 
 static const struct option_value shared_values[] = {
 	{ 'p', VALUE_PID, NULL, 0, NULL },
@@ -237,6 +238,48 @@ static int parse_textfile(const char *arg, struct run_config *rc)
 	return 0;
 }
 
+/* A label name Prometheus takes as ours: not reserved (__), not one
+ * the exposition uses itself (le), not pid (--label pid). */
+static bool label_name_ok(const char *s, size_t len)
+{
+	if (!len || len >= METRICS_LABEL_NAME_MAX || isdigit((unsigned char)*s) ||
+	    (len >= 2 && !strncmp(s, "__", 2)) || (len == 2 && !strncmp(s, "le", 2)) ||
+	    (len == 3 && !strncmp(s, "pid", 3)))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+/* --label pid, or NAME=VALUE (as many as METRICS_MAX_LABELS, each name once). */
+static int parse_label(const char *arg, struct run_config *rc)
+{
+	const char *eq = strchr(arg, '=');
+	size_t len = eq ? (size_t)(eq - arg) : 0;
+
+	if (!eq) {
+		if (strcmp(arg, "pid"))
+			return cli_error(rc, "invalid label '%s': expected pid or NAME=VALUE", arg);
+		rc->label_pid = true;
+		return 0;
+	}
+	if (!label_name_ok(arg, len))
+		return cli_error(rc, "invalid label name '%.*s': expected letters, digits and _, not "
+				 "first a digit, not __..., le or pid", (int)len, arg);
+	if (!eq[1])
+		return cli_error(rc, "invalid label '%s': expected a value after =", arg);
+	for (int i = 0; i < rc->nlabels; i++)
+		if (strlen(rc->labels[i].name) == len && !strncmp(rc->labels[i].name, arg, len))
+			return cli_error(rc, "label '%.*s' given twice", (int)len, arg);
+	if (rc->nlabels == NWORDS(rc->labels))
+		return cli_error(rc, "too many labels: at most %d NAME=VALUE", NWORDS(rc->labels));
+	memcpy(rc->labels[rc->nlabels].name, arg, len);
+	rc->labels[rc->nlabels].name[len] = '\0';
+	rc->labels[rc->nlabels++].value = eq + 1;
+	return 0;
+}
+
 void word_list(const char *const *names, int n, char *buf, size_t len)
 {
 	size_t at = 0;
@@ -314,10 +357,7 @@ static int parse_shared(int key, char *arg, struct cli_state *st)
 	case 'o':
 		return parse_output(arg, st);
 	case OPT_LABEL:
-		if (parse_word(arg, label_names, NWORDS(label_names), "label", rc) < 0)
-			return EINVAL;
-		rc->label_pid = true;
-		return 0;
+		return parse_label(arg, rc);
 	case OPT_MAX_SERIES:
 		if (parse_count(arg, &rc->max_series))
 			return cli_error(rc, "invalid series count '%s' for --max-series: expected a "

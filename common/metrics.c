@@ -21,6 +21,26 @@
  * before is counted again (the count errs high, never low). */
 #define FOLDED_MAX 100000
 
+/* The le set of a histogram family: one bucket per power of two of its
+ * raw unit, le = 2^k - 1 for k in [lo, hi], then +Inf. The same set on
+ * every series, every run and every host, counted in or not, so that
+ * sum by (le) over processes or hosts adds like with like (ebpf_exporter
+ * fills missing buckets for the same reason). The fine buckets nest in
+ * these powers of two, so each count is exact; they stay for the text
+ * and JSON percentiles. */
+struct le_range {
+	const char *unit;	/* the family's; NULL: any other */
+	unsigned int lo, hi;
+};
+
+static const struct le_range le_ranges[] = {
+	{ "seconds", 7, 37 },	/* nanoseconds: 127 ns to 137.4 s */
+	{ NULL, 0, 30 },	/* bytes, and counts of anything: 0 to 1 GiB - 1 */
+};
+
+#define LE_MAX 64		/* +Inf included; a scrape's size grows with it */
+#define LE_TEXT_MAX 32		/* `le="137.438953471"` and the like */
+
 struct series {
 	char *labels;		/* `comm="x",fd="3"`, escaped; "" for none */
 	uint64_t hash;
@@ -28,7 +48,7 @@ struct series {
 	size_t into;		/* NO_SERIES, or folded: the [other] series */
 	unsigned long long value;	/* a counter's, raw units */
 	unsigned long long sum, count;	/* a histogram's, raw units */
-	__u64 *buckets;		/* a histogram's HIST_BUCKETS, cumulative since the start */
+	__u64 *buckets;		/* a histogram's, one per le (not cumulative), since the start */
 };
 
 struct family {
@@ -40,12 +60,19 @@ struct family {
 	size_t nchains;
 	size_t live;		/* series of their own, against max_series */
 	size_t other;		/* the [other] series, or NO_SERIES */
-	char (*le)[32];		/* histograms: each bucket's le="..." label */
-	unsigned char le_len[HIST_BUCKETS];
+	/* Histograms: nle buckets (+Inf the last), each le="..." label, and
+	 * the one each fine bucket (struct hist) is counted in. */
+	unsigned int nle;
+	char (*le)[LE_TEXT_MAX];
+	unsigned char le_len[LE_MAX];
+	unsigned char le_of[HIST_BUCKETS];
 };
 
 struct metrics {
 	struct metrics_config c;
+	char *fixed;		/* c.labels' text, `a="x",b="y"`, escaped; "" for none */
+	size_t fixed_len;
+	char fixed_names[METRICS_MAX_LABELS][METRICS_LABEL_NAME_MAX];
 	struct family *fam;
 	size_t nfam;
 	char *dropped_name;
@@ -69,6 +96,28 @@ static unsigned int decimals_of(double scale)
 	return NO_DECIMALS;
 }
 
+/* @v raw units times the family's scale, exactly where the scale is a
+ * power of ten (nanoseconds as seconds: 0.000001023), into @out. */
+static size_t format_value(const struct family *fam, unsigned long long v, char *out, size_t len)
+{
+	unsigned long long p = 1;
+	unsigned int d = fam->decimals;
+	int n;
+
+	if (d == NO_DECIMALS)
+		return (size_t)snprintf(out, len, "%.17g", (double)v * fam->f.scale);
+	for (unsigned int i = 0; i < d; i++)
+		p *= 10;
+	if (!d || v % p == 0)
+		return (size_t)snprintf(out, len, "%llu", v / p);
+	n = snprintf(out, len, "%llu.%0*llu", v / p, (int)d, v % p);
+	while (n > 0 && out[n - 1] == '0')
+		out[--n] = '\0';
+	return (size_t)n;
+}
+
+static bool fixed_labels(struct metrics *m);
+
 struct metrics *metrics_new(const char *tool, const struct metrics_config *c)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
@@ -79,7 +128,9 @@ struct metrics *metrics_new(const char *tool, const struct metrics_config *c)
 		m->c = *c;
 	if (m->c.max_series <= 0)
 		m->c.max_series = METRICS_MAX_SERIES_DEFAULT;
-	if (asprintf(&m->dropped_name, "%s_series_dropped", tool) < 0) {
+	if (!fixed_labels(m) || asprintf(&m->dropped_name, "%s_series_dropped", tool) < 0) {
+		free(m->fixed);
+		free(m->buf);
 		free(m);
 		return NULL;
 	}
@@ -104,6 +155,7 @@ void metrics_free(struct metrics *m)
 		free(m->fam[i].le);
 	}
 	free(m->fam);
+	free(m->fixed);
 	free(m->dropped_name);
 	free(m->buf);
 	free(m);
@@ -151,7 +203,39 @@ static bool buf_add_escaped(struct metrics *m, const char *s)
 
 static bool labelled(const struct metrics *m, const struct key_field *k)
 {
+	for (int i = 0; i < m->c.nlabels; i++)
+		if (!strcmp(k->name, m->fixed_names[i]))
+			return false;
 	return !k->json_only && (m->c.label_pid || strcmp(k->name, "pid"));
+}
+
+/* `name="value"`, value escaped, after a comma unless first. */
+static bool buf_add_label(struct metrics *m, const char *name, const char *value)
+{
+	return (!m->len || buf_add(m, ",", 1)) && buf_add(m, name, strlen(name)) &&
+	       buf_add(m, "=\"", 2) && buf_add_escaped(m, value) && buf_add(m, "\"", 1);
+}
+
+/* The config's labels, as text once; their names kept (the config's
+ * strings are the caller's). */
+static bool fixed_labels(struct metrics *m)
+{
+	const struct metrics_label *l = m->c.labels;
+	bool ok = buf_reserve(m, 0);
+
+	m->len = 0;
+	if (ok)
+		m->buf[0] = '\0';
+	if (m->c.nlabels > METRICS_MAX_LABELS)
+		m->c.nlabels = METRICS_MAX_LABELS;
+	for (int i = 0; ok && i < m->c.nlabels; i++) {
+		snprintf(m->fixed_names[i], sizeof(m->fixed_names[i]), "%s", l[i].name);
+		ok = buf_add_label(m, m->fixed_names[i], l[i].value);
+	}
+	m->c.labels = NULL;
+	m->fixed = ok ? strdup(m->buf) : NULL;
+	m->fixed_len = m->len;
+	return m->fixed;
 }
 
 static void field_value(const struct key_field *k, char *num, size_t len, const char **s)
@@ -182,28 +266,60 @@ static void field_value(const struct key_field *k, char *num, size_t len, const 
 	}
 }
 
-/* `a="x",b="y"` of @key into m->buf; each value "[other]" if @other. */
+/* The fixed labels, then `a="x",b="y"` of @key, into m->buf; each of
+ * @key's values "[other]" if @other. */
 static bool build_labels(struct metrics *m, const struct key_field *key, int nkey, bool other)
 {
-	bool ok = true;
+	bool ok;
 	char num[32];
 	const char *v;
 
 	m->len = 0;
-	ok = buf_reserve(m, 0);
-	if (ok)
-		m->buf[0] = '\0';
+	ok = buf_add(m, m->fixed, m->fixed_len);
 	for (int i = 0; ok && i < nkey; i++) {
 		if (!labelled(m, &key[i]))
 			continue;
 		field_value(&key[i], num, sizeof(num), &v);
-		ok = (!m->len || buf_add(m, ",", 1)) && buf_add(m, key[i].name, strlen(key[i].name)) &&
-		     buf_add(m, "=\"", 2) && buf_add_escaped(m, other ? OTHER : v) && buf_add(m, "\"", 1);
+		ok = buf_add_label(m, key[i].name, other ? OTHER : v);
 	}
 	return ok;
 }
 
 /* ---- Families and series ---- */
+
+static unsigned int bit_length(__u64 v)
+{
+	return v ? 64 - (unsigned int)__builtin_clzll(v) : 0;
+}
+
+/* @fam's le set (le_ranges), its labels, and the le bucket of each fine
+ * bucket: the least 2^k - 1 at or above the fine bucket's upper bound. */
+static bool make_bounds(struct family *fam)
+{
+	const struct le_range *r = le_ranges;
+	unsigned int k;
+	size_t n;
+
+	while (r->unit && !(fam->f.unit && !strcmp(r->unit, fam->f.unit)))
+		r++;
+	fam->nle = r->hi - r->lo + 2;
+	fam->le = fam->nle <= LE_MAX ? malloc(fam->nle * sizeof(*fam->le)) : NULL;
+	if (!fam->le)
+		return false;
+	for (unsigned int j = 0; j + 1 < fam->nle; j++) {
+		n = format_value(fam, (1ULL << (r->lo + j)) - 1, fam->le[j] + 4, LE_TEXT_MAX - 5);
+		memcpy(fam->le[j], "le=\"", 4);
+		memcpy(fam->le[j] + 4 + n, "\"", 2);
+		fam->le_len[j] = (unsigned char)(n + 5);
+	}
+	strcpy(fam->le[fam->nle - 1], "le=\"+Inf\"");
+	fam->le_len[fam->nle - 1] = (unsigned char)strlen(fam->le[fam->nle - 1]);
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
+		k = bit_length(hist_bucket_hi(i));
+		fam->le_of[i] = (unsigned char)(k < r->lo ? 0 : k > r->hi ? fam->nle - 1 : k - r->lo);
+	}
+	return true;
+}
 
 static struct family *family_of(struct metrics *m, const struct metric_family *f)
 {
@@ -221,6 +337,10 @@ static struct family *family_of(struct metrics *m, const struct metric_family *f
 	if (!fam->f.scale)
 		fam->f.scale = 1;
 	fam->decimals = decimals_of(fam->f.scale);
+	if (fam->f.type == METRIC_HISTOGRAM && !make_bounds(fam)) {
+		m->nfam--;
+		return NULL;
+	}
 	return fam;
 }
 
@@ -284,7 +404,7 @@ static size_t series_new(struct metrics *m, struct family *fam, uint64_t hash, s
 	if (!s->labels)
 		return NO_SERIES;
 	if (fam->f.type == METRIC_HISTOGRAM && into == NO_SERIES &&
-	    !(s->buckets = calloc(HIST_BUCKETS, sizeof(*s->buckets)))) {
+	    !(s->buckets = calloc(fam->nle, sizeof(*s->buckets)))) {
 		free(s->labels);
 		return NO_SERIES;
 	}
@@ -333,10 +453,9 @@ static size_t fold(struct metrics *m, struct family *fam, const struct key_field
 }
 
 /* The series @key's values go to: its own, or [other]. */
-static struct series *series_of(struct metrics *m, const struct metric_family *f,
-				const struct key_field *key, int nkey)
+static struct series *series_of(struct metrics *m, struct family *fam, const struct key_field *key,
+				int nkey)
 {
-	struct family *fam = family_of(m, f);
 	uint64_t hash;
 	size_t i;
 
@@ -344,7 +463,7 @@ static struct series *series_of(struct metrics *m, const struct metric_family *f
 		return NULL;
 	hash = hash_of(m->buf);
 	i = series_find(fam, m->buf, hash);
-	if (i == NO_SERIES && m->len && fam->live >= (size_t)m->c.max_series) {
+	if (i == NO_SERIES && m->len > m->fixed_len && fam->live >= (size_t)m->c.max_series) {
 		i = fold(m, fam, key, nkey, hash);
 	} else if (i == NO_SERIES) {
 		i = series_new(m, fam, hash, NO_SERIES);
@@ -365,12 +484,13 @@ int metrics_declare(struct metrics *m, const struct metric_family *f)
 int metrics_hist_add(struct metrics *m, const struct metric_family *f, const struct key_field *key,
 		     int nkey, const struct hist *h)
 {
-	struct series *s = f->type == METRIC_HISTOGRAM ? series_of(m, f, key, nkey) : NULL;
+	struct family *fam = f->type == METRIC_HISTOGRAM ? family_of(m, f) : NULL;
+	struct series *s = fam ? series_of(m, fam, key, nkey) : NULL;
 
 	if (!s)
 		return -1;
 	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
-		s->buckets[i] += h->buckets[i];
+		s->buckets[fam->le_of[i]] += h->buckets[i];
 		s->count += h->buckets[i];
 	}
 	s->sum += h->sum;
@@ -380,7 +500,8 @@ int metrics_hist_add(struct metrics *m, const struct metric_family *f, const str
 int metrics_counter_add(struct metrics *m, const struct metric_family *f, const struct key_field *key,
 			int nkey, unsigned long long delta)
 {
-	struct series *s = f->type == METRIC_COUNTER ? series_of(m, f, key, nkey) : NULL;
+	struct family *fam = f->type == METRIC_COUNTER ? family_of(m, f) : NULL;
+	struct series *s = fam ? series_of(m, fam, key, nkey) : NULL;
 
 	if (!s)
 		return -1;
@@ -389,26 +510,6 @@ int metrics_counter_add(struct metrics *m, const struct metric_family *f, const 
 }
 
 /* ---- Rendering ---- */
-
-/* @v raw units times the family's scale, exactly where the scale is a
- * power of ten (nanoseconds as seconds: 0.000001023), into @out. */
-static size_t format_value(const struct family *fam, unsigned long long v, char *out, size_t len)
-{
-	unsigned long long p = 1;
-	unsigned int d = fam->decimals;
-	int n;
-
-	if (d == NO_DECIMALS)
-		return (size_t)snprintf(out, len, "%.17g", (double)v * fam->f.scale);
-	for (unsigned int i = 0; i < d; i++)
-		p *= 10;
-	if (!d || v % p == 0)
-		return (size_t)snprintf(out, len, "%llu", v / p);
-	n = snprintf(out, len, "%llu.%0*llu", v / p, (int)d, v % p);
-	while (n > 0 && out[n - 1] == '0')
-		out[--n] = '\0';
-	return (size_t)n;
-}
 
 /* What a render writes, in blocks: stdio's lock and checks per call
  * would cost more than the rest of a report at 1000 series. */
@@ -539,56 +640,28 @@ static void print_counter(struct out *o, const struct family *fam, const struct 
 	print_sample(o, &sn, "_total", NULL, 0, v, n);
 }
 
-/* le="..." of every bucket, made once per family. */
-static bool make_bounds(struct family *fam)
-{
-	if (fam->le)
-		return true;
-	fam->le = malloc(HIST_BUCKETS * sizeof(*fam->le));
-	if (!fam->le)
-		return false;
-	for (unsigned int i = 0; i + 1 < HIST_BUCKETS; i++) {
-		size_t n = format_value(fam, hist_bucket_hi(i), fam->le[i] + 4, sizeof(fam->le[i]) - 5);
-
-		memcpy(fam->le[i], "le=\"", 4);
-		memcpy(fam->le[i] + 4 + n, "\"", 2);
-		fam->le_len[i] = (unsigned char)(n + 5);
-	}
-	strcpy(fam->le[HIST_BUCKETS - 1], "le=\"+Inf\"");
-	fam->le_len[HIST_BUCKETS - 1] = (unsigned char)strlen(fam->le[HIST_BUCKETS - 1]);
-	return true;
-}
-
-/* Cumulative buckets: those ever counted in (a bucket once there stays,
- * its count only grows), at their inclusive upper bound; the last
- * bucket's bound is no number of ours, it is +Inf's. */
+/* Cumulative buckets, every one of the family's le set whether counted
+ * in or not, then _sum and _count. */
 static void print_histogram(struct out *o, const struct family *fam, const struct series *s)
 {
 	struct sample_name sn = { fam->f.name, s->labels, strlen(fam->f.name), strlen(s->labels) };
 	unsigned long long cum = 0;
-	const char *inf = fam->le[HIST_BUCKETS - 1];
 	char v[48], sum[48];
 	size_t n;
 
-	for (unsigned int i = 0; i + 1 < HIST_BUCKETS; i++) {
-		if (!s->buckets[i])
-			continue;
-		cum += s->buckets[i];
+	for (unsigned int j = 0; j < fam->nle; j++) {
+		cum += s->buckets[j];
 		n = print_u64(v, cum);
-		print_sample(o, &sn, "_bucket", fam->le[i], fam->le_len[i], v, n);
+		print_sample(o, &sn, "_bucket", fam->le[j], fam->le_len[j], v, n);
 	}
-	n = print_u64(v, s->count);
-	print_sample(o, &sn, "_bucket", inf, strlen(inf), v, n);
 	n = format_value(fam, s->sum, sum, sizeof(sum));
 	print_sample(o, &sn, "_sum", NULL, 0, sum, n);
 	n = print_u64(v, s->count);
 	print_sample(o, &sn, "_count", NULL, 0, v, n);
 }
 
-static int print_family(struct out *o, struct family *fam, enum metrics_dialect d)
+static void print_family(struct out *o, const struct family *fam, enum metrics_dialect d)
 {
-	if (fam->f.type == METRIC_HISTOGRAM && !make_bounds(fam))
-		return -1;
 	print_header(o, fam, d);
 	for (size_t i = 0; i < fam->n; i++) {
 		if (fam->s[i].into != NO_SERIES)
@@ -598,15 +671,13 @@ static int print_family(struct out *o, struct family *fam, enum metrics_dialect 
 		else
 			print_histogram(o, fam, &fam->s[i]);
 	}
-	return 0;
 }
 
 int metrics_render(struct metrics *m, enum metrics_dialect d, FILE *f)
 {
 	struct family dropped = { .f = m->dropped, .decimals = 0 };
-	struct series s = { .labels = "", .into = NO_SERIES, .value = m->ndropped };
+	struct series s = { .labels = m->fixed, .into = NO_SERIES, .value = m->ndropped };
 	struct out *o = malloc(sizeof(*o));
-	int err = 0;
 
 	if (!o) {
 		errno = ENOMEM;
@@ -614,17 +685,13 @@ int metrics_render(struct metrics *m, enum metrics_dialect d, FILE *f)
 	}
 	o->f = f;
 	o->len = 0;
-	for (size_t i = 0; i < m->nfam && !err; i++)
-		err = print_family(o, &m->fam[i], d);
+	for (size_t i = 0; i < m->nfam; i++)
+		print_family(o, &m->fam[i], d);
 	print_header(o, &dropped, d);
 	print_counter(o, &dropped, &s);
 	out_str(o, "# EOF\n");
 	out_flush(o);
 	free(o);
-	if (err) {
-		errno = ENOMEM;
-		return -1;
-	}
 	errno = 0;
 	if (fflush(f) == EOF || ferror(f)) {
 		if (!errno)

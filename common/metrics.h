@@ -4,13 +4,15 @@
  * report adds its interval's histograms and counts here, and the whole
  * store is written out in one of two dialects of the text exposition.
  *
- * A series is named by its key fields (struct key_field, output.h) as
- * labels; "pid" only with label_pid, else the processes of one name are
+ * A series is named by the config's labels, then its key fields (struct
+ * key_field, output.h) as labels; "pid" only with label_pid, else the processes of one name are
  * one series (their histograms summed). A family holds at most
  * max_series series: a new one past that is folded into one series whose
  * labels all say "[other]", and counted in <tool>_series_dropped_total.
  * A series, once there, stays until the store is freed (a process that
  * ended keeps its last counts), as Prometheus expects of counters.
+ * Every series of a histogram family has the same le set, whatever it
+ * counted (le_ranges in metrics.c), so that series sum by (le).
  */
 #ifndef COMMON_METRICS_H
 #define COMMON_METRICS_H
@@ -40,10 +42,24 @@ struct metric_family {
 };
 
 #define METRICS_MAX_SERIES_DEFAULT 1000
+#define METRICS_MAX_LABELS 8
+#define METRICS_LABEL_NAME_MAX 64
+
+/* A label every series of every family carries (--label NAME=VALUE, or
+ * --textfile's name): two runs writing beside each other (two files for
+ * one node_exporter) are then never one series. */
+struct metrics_label {
+	char name[METRICS_LABEL_NAME_MAX];
+	const char *value;
+};
 
 struct metrics_config {
 	long max_series;	/* per family; <= 0: METRICS_MAX_SERIES_DEFAULT */
 	bool label_pid;		/* --label pid */
+	/* Copied by metrics_new(). A key field of one of these names is
+	 * left out: the label says VALUE on every series. */
+	const struct metrics_label *labels;
+	int nlabels;
 };
 
 struct metrics;

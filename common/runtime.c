@@ -1214,10 +1214,29 @@ const struct bpf_object_open_opts *tool_open_opts(const struct run_config *rc)
 	return &opts;
 }
 
+/* The labels of every series: --label's and, with --textfile, one
+ * naming the file (unless --label names it), so that two runs writing
+ * two files for one node_exporter are never one series (it would serve
+ * only one of them). */
 static int start_metrics(struct output *o, const struct run_config *rc)
 {
-	struct metrics_config c = { .max_series = rc->max_series, .label_pid = rc->label_pid };
+	struct metrics_label labels[METRICS_MAX_LABELS];
+	struct metrics_config c = {
+		.max_series = rc->max_series, .label_pid = rc->label_pid,
+		.labels = labels, .nlabels = rc->nlabels,
+	};
+	char name[NAME_MAX + 1];
+	bool named = false;
 
+	for (int i = 0; i < rc->nlabels; i++) {
+		labels[i] = rc->labels[i];
+		named |= !strcmp(labels[i].name, TEXTFILE_LABEL);
+	}
+	if (rc->textfile && !named) {
+		textfile_label(rc->textfile, name, sizeof(name));
+		labels[c.nlabels].value = name;
+		strcpy(labels[c.nlabels++].name, TEXTFILE_LABEL);
+	}
 	if (!output_metrics_start(o, &c))
 		return 0;
 	diag_error("out of memory");

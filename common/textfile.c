@@ -257,6 +257,17 @@ int textfile_write(struct textfile *tf, textfile_render_fn render, void *arg)
 	return 0;
 }
 
+void textfile_label(const char *path, char *out, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	size_t n = strlen(name), suffix = strlen(TEXTFILE_SUFFIX);
+
+	if (n >= suffix && !strcmp(name + n - suffix, TEXTFILE_SUFFIX))
+		n -= suffix;
+	snprintf(out, len, "%.*s", (int)n, name);
+}
+
 void textfile_close(struct textfile *tf, bool keep)
 {
 	if (tf->dir_fd < 0)

@@ -14,6 +14,8 @@
 
 /* What node_exporter's textfile collector reads: "*.prom" files only. */
 #define TEXTFILE_SUFFIX ".prom"
+/* The label naming the file on every series (common/runtime.c). */
+#define TEXTFILE_LABEL "textfile"
 
 struct textfile {
 	const char *path;		/* as given, for messages */
@@ -39,6 +41,9 @@ int textfile_open(struct textfile *tf, const char *path, char *why, size_t len);
  * path. 0, or a positive errno: the file is then as it was, the failure
  * counted in tf->errors and told on stderr (at most once a minute). */
 int textfile_write(struct textfile *tf, textfile_render_fn render, void *arg);
+/* @path's file name less TEXTFILE_SUFFIX, into @out: what its series'
+ * TEXTFILE_LABEL says by default. */
+void textfile_label(const char *path, char *out, size_t len);
 /* Remove the file, if this run wrote it (unless @keep), and close. */
 void textfile_close(struct textfile *tf, bool keep);
 

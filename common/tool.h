@@ -14,6 +14,7 @@
 #include <linux/types.h>
 #include "filter.h"
 #include "hist_layout.h"
+#include "metrics.h"
 #include "output.h"
 
 struct bpf_object_skeleton;
@@ -41,6 +42,9 @@ struct run_config {
 	bool timestamp, json, check, verbose, self_cost;
 	enum output_format output;	/* -o; json is output == OUTPUT_JSON */
 	bool label_pid;			/* --label pid */
+	/* --label NAME=VALUE; one place is left for --textfile's label */
+	struct metrics_label labels[METRICS_MAX_LABELS - 1];
+	int nlabels;
 	long max_series;		/* --max-series */
 	enum hist_unit unit;
 	const char *textfile;		/* --textfile PATH, or NULL */

@@ -72,7 +72,21 @@ scrape_configs:
   - job_name: node
     static_configs:
       - targets: ['127.0.0.1:$NODE_PORT']
+  - job_name: hosts
+    static_configs:
+      - targets: ['127.0.0.1:$HOSTA_PORT', '127.0.0.1:$HOSTB_PORT']
 EOF
+}
+
+# start_node NAME DIR: a node_exporter serving DIR's textfiles only.
+start_node() {
+	local port=${1}_PORT
+	mkdir "$2"
+	chmod 755 "$2"
+	start_service "$1" prometheus-node-exporter --collector.disable-defaults \
+		--collector.textfile --collector.textfile.directory "$2" \
+		--web.listen-address "127.0.0.1:@PORT@"
+	ready "http://127.0.0.1:${!port}/metrics"
 }
 
 # promql QUERY: the value of the instant query's one result; "" if it has
@@ -97,25 +111,29 @@ until_value() {
 
 
 # fleet_start: in a new temporary directory FLEET, node_exporter reading
-# the textfile directory TEXTDIR, and Prometheus scraping it every
-# SCRAPE_SECS, until it has scraped it once; exports FLEET, TEXTDIR,
-# NODE_PORT and PROM_PORT.
+# the textfile directory TEXTDIR (job "node"), two more standing for two
+# other hosts, reading HOSTA_DIR and HOSTB_DIR (job "hosts"), and
+# Prometheus scraping them every SCRAPE_SECS, until it has scraped them
+# once; exports FLEET, TEXTDIR, HOSTA_DIR, HOSTB_DIR and the services'
+# ports (NODE_PORT, HOSTA_PORT, HOSTB_PORT, PROM_PORT).
 fleet_start() {
 	FLEET=$(mktemp -d /tmp/tracetools-fleet.XXXXXX)
 	TEXTDIR=$FLEET/textfile
-	export FLEET TEXTDIR
-	mkdir "$TEXTDIR" "$FLEET/tsdb"
-	chmod 755 "$FLEET" "$TEXTDIR"
-	start_service NODE prometheus-node-exporter --collector.disable-defaults \
-		--collector.textfile --collector.textfile.directory "$TEXTDIR" \
-		--web.listen-address "127.0.0.1:@PORT@"
-	ready "http://127.0.0.1:$NODE_PORT/metrics"
+	HOSTA_DIR=$FLEET/hostA
+	HOSTB_DIR=$FLEET/hostB
+	export FLEET TEXTDIR HOSTA_DIR HOSTB_DIR
+	mkdir "$FLEET/tsdb"
+	chmod 755 "$FLEET"
+	start_node NODE "$TEXTDIR"
+	start_node HOSTA "$HOSTA_DIR"
+	start_node HOSTB "$HOSTB_DIR"
 	prom_config > "$FLEET/prometheus.yml"
 	start_service PROM prometheus --config.file "$FLEET/prometheus.yml" \
 		--storage.tsdb.path "$FLEET/tsdb" --web.listen-address "127.0.0.1:@PORT@"
 	ready "http://127.0.0.1:$PROM_PORT/-/ready"
 	# Prometheus' first scrape comes up to one interval after it is ready.
 	until_value 'up{job="node"}' 1
+	until_value 'sum(up{job="hosts"})' 2
 }
 
 # fleet_stop: both stopped (SIGTERM, then SIGKILL), FLEET removed.
@@ -123,5 +141,7 @@ fleet_stop() {
 	[ -n "${FLEET:-}" ] || return 0
 	stop_service PROM
 	stop_service NODE
+	stop_service HOSTA
+	stop_service HOSTB
 	rm -rf "$FLEET"
 }

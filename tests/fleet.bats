@@ -30,7 +30,7 @@ setup() { common_setup; }
 teardown() {
 	common_teardown
 	# A tool killed here leaves its file: the next test must not see it.
-	rm -f "$TEXTDIR"/*.prom
+	rm -f "$TEXTDIR"/*.prom "$HOSTA_DIR"/*.prom "$HOSTB_DIR"/*.prom
 	[ -z "${FAULT:-}" ] || { umount "$FAULT" 2>/dev/null || true; rmdir "$FAULT"; }
 }
 
@@ -92,24 +92,27 @@ stop_fleet() {
 	bpf_ids_gone "$IDS"
 }
 
-# run_p99 SCALE: the middle, in seconds, of the bucket that holds the
-# p99 of all the tool's reports so far ($T/out, JSON in a unit of SCALE
-# per second) taken together: their buckets summed, the rank
-# ceil(0.99 n), as common/hist.c takes it. The tool's p99 of the whole
-# run lies in that bucket.
+# run_p99 SCALE [FILE...]: the middle, in seconds, of the bucket that
+# holds the p99 of all the tool's reports so far ($T/out, or the FILEs:
+# JSON in a unit of SCALE per second) taken together: their buckets
+# summed, the rank ceil(0.99 n), as common/hist.c takes it. The tool's
+# p99 of the whole run lies in that bucket.
 run_p99() {
-	jq -s -r --argjson s "$1" '
+	local s=$1
+	shift
+	jq -s -r --argjson s "$s" '
 		[.[] | select(has("buckets")) | .buckets[]] | group_by(.min)
 		| map({ min: .[0].min, max: .[0].max, count: (map(.count) | add) })
 		| (map(.count) | add) as $n | (0.99 * $n | ceil) as $rank
 		| reduce .[] as $b ({ seen: 0 };
 			if .hit == null and .seen + $b.count >= $rank then .hit = $b else . end
 			| .seen += $b.count)
-		| (.hit.min + .hit.max) / 2 / $s' "$T/out"
+		| (.hit.min + .hit.max) / 2 / $s' "${@:-$T/out}"
 }
 
-# run_sum FIELD: FIELD summed over the histograms of all the tool's reports.
-run_sum() { jq -s "map(select(has(\"buckets\")) | .$1) | add" "$T/out"; }
+# run_sum FIELD [FILE]: FIELD summed over the histograms of all the
+# tool's reports ($T/out, or FILE).
+run_sum() { jq -s "map(select(has(\"buckets\")) | .$1) | add // 0" "${2:-$T/out}"; }
 
 # out_has N [FIELD...]: the tool's reports on stdout add up to N (count,
 # or the FIELDs): a report's line is flushed just after its file is
@@ -145,6 +148,31 @@ p99_agrees() {
 	p99_agrees readlat_read_duration_seconds
 	jout '.tool == "readlat"'	# stdout stays JSON, as asked
 	stop_fleet
+}
+
+# Two hosts, one timing sub-microsecond reads of /dev/zero, the other
+# reads of a pipe ~3 ms apart: each series has the same le set, so their
+# sum by (le) is the histogram of all their reads, and its p99 lies in
+# the bucket of the p99 of both runs' reads taken together.
+@test "fleet: two hosts' histograms sum by le, their p99 in the bucket of both runs' p99" {
+	local fast=2000 slow=100 p99 q
+	start_load F --reads $fast --source zero --comm fl_fast
+	start_load S --reads $slow --delay-us 3000 --comm fl_slow
+	start_more readlat HA -p "$F_PID" -j --textfile "$HOSTA_DIR/readlat.prom" 1
+	start_more readlat HB -p "$S_PID" -j --textfile "$HOSTB_DIR/readlat.prom" 1
+	go
+	wait_for "$T/F.out" '^done'
+	wait_for "$T/S.out" '^done'
+	until_value 'sum(readlat_read_duration_seconds_count{job="hosts"})' $((fast + slow))
+	retry test "$(run_sum count "$T/HA.out")" -eq $fast
+	retry test "$(run_sum count "$T/HB.out")" -eq $slow
+	p99=$(run_p99 1e6 "$T/HA.out" "$T/HB.out")
+	q=$(promql 'histogram_quantile(0.99, sum by (le) (readlat_read_duration_seconds_bucket{job="hosts"}))')
+	echo "p99 of both: $p99 s; Prometheus: $q s"
+	cat "$HOSTA_DIR/readlat.prom" "$HOSTB_DIR/readlat.prom" > "$T/hosts.prom"
+	in_bucket "$T/hosts.prom" readlat_read_duration_seconds "$p99" "$q"
+	stop_more HA
+	stop_more HB
 }
 
 # In two halves: the README's rate() query needs the disk's series before
@@ -218,6 +246,106 @@ p99_agrees() {
 	stop_fleet
 }
 
+# two_files TOOL A B: node_exporter serves TOOL's series of both files
+# TEXTDIR/A.prom and TEXTDIR/B.prom, each of them (every family, the
+# counters too) labelled textfile="A" or "B" (by default, the file's
+# name) or as --label set it, with no error reading the directory.
+two_files() {
+	local served
+	served=$(get "http://127.0.0.1:$NODE_PORT/metrics")
+	grep -q '^node_textfile_scrape_error 0$' <<<"$served"
+	grep "^$1_" <<<"$served" > "$T/served"
+	refute grep -v 'textfile="' "$T/served"
+	grep -q "textfile=\"$2\"" "$T/served"
+	grep -q "textfile=\"$3\"" "$T/served"
+	# every sample of each file is served
+	[ "$(grep -c "^$1_" "$TEXTDIR/$2.prom")" -eq "$(grep -c "textfile=\"$2\"" "$T/served")" ]
+}
+
+# Two runs of one tool beside each other, each with its own file for one
+# node_exporter: their series differ by the label naming the file, so
+# node_exporter serves both (identical series it would drop silently).
+@test "fleet: two readlat on one node_exporter, both files' series served apart" {
+	start_load A --reads 30 --delay-us 1000 --comm fl_two
+	start_load B --reads 50 --delay-us 1000 --comm fl_two
+	start_more readlat RA -p "$A_PID" -j --textfile "$TEXTDIR/rdA.prom" 1
+	start_more readlat RB -p "$B_PID" -j --textfile "$TEXTDIR/rdB.prom" 1
+	go
+	wait_for "$T/A.out" '^done'
+	wait_for "$T/B.out" '^done'
+	until_value 'sum(readlat_read_duration_seconds_count)' 80	# both files served
+	until_value 'readlat_read_duration_seconds_count{textfile="rdA"}' 30
+	until_value 'readlat_read_duration_seconds_count{textfile="rdB"}' 50
+	until_value 'count(readlat_read_errors_total)' 2
+	two_files readlat rdA rdB
+	stop_more RA
+	stop_more RB
+	# set by --label, the file's name aside
+	rm -f "$T/go" "$T/hold"
+	start_load A --reads 20 --delay-us 1000 --comm fl_two
+	start_more readlat RA -p "$A_PID" --label textfile=web --label team=db \
+		-j --textfile "$TEXTDIR/rdA.prom" 1
+	go
+	wait_for "$T/A.out" '^done'
+	until_value 'readlat_read_duration_seconds_count{textfile="web",team="db"}' 20
+	until_value 'count(readlat_read_duration_seconds_count)' 1
+	stop_more RA
+}
+
+@test "fleet: two opensnoop -C on one node_exporter, both files' series served apart" {
+	local n=40
+	start_opens A --file /etc/hostname --opens $n --comm fl_opener
+	start_opens B --file /etc/hostname --opens $((2 * n)) --comm fl_opener
+	start_more opensnoop OA -C --by comm -p "$A_PID" -j --textfile "$TEXTDIR/osA.prom" 1
+	start_more opensnoop OB -C --by comm -p "$B_PID" -j --textfile "$TEXTDIR/osB.prom" 1
+	go
+	wait_for "$T/A.out" '^done'
+	wait_for "$T/B.out" '^done'
+	until_value 'sum(opensnoop_opens_total{comm="fl_opener"})' $((3 * n))	# both files served
+	until_value 'opensnoop_opens_total{textfile="osA",comm="fl_opener"}' $n
+	until_value 'opensnoop_opens_total{textfile="osB",comm="fl_opener"}' $((2 * n))
+	until_value 'count(opensnoop_series_dropped_total)' 2
+	two_files opensnoop osA osB
+	stop_more OA
+	stop_more OB
+}
+
+@test "fleet: two biolat on one node_exporter, both files' series served apart" {
+	local n=100 q
+	loop_setup 16
+	dd if=/dev/zero of="$LOOP" bs=1M count=16 oflag=direct status=none
+	start_parked B "$BUILD/tests/bioload" --dev "$LOOP" --direct --reads $n
+	start_more biolat BA -D -d "$LOOPNAME" -j --textfile "$TEXTDIR/bioA.prom" 1
+	start_more biolat BB -D -d "$LOOPNAME" -j --textfile "$TEXTDIR/bioB.prom" 1
+	go
+	wait_for "$T/B.out" '^done'
+	# each run counts every I/O, or counts it lost (see biolat.bats)
+	until_value "sum(biolat_io_duration_seconds_count) + sum(biolat_lost_events_total)" $((2 * n))
+	for q in bioA bioB; do
+		until_value "sum(biolat_io_duration_seconds_count{textfile=\"$q\"}) +
+			sum(biolat_lost_events_total{textfile=\"$q\"})" $n
+	done
+	two_files biolat bioA bioB
+	stop_more BA
+	stop_more BB
+}
+
+@test "fleet: two tcprcv on one node_exporter, both files' series served apart" {
+	local b=$((256 * KIB))
+	serve SRV "" 127.0.0.1 --comm fl_server
+	start_more tcprcv TA -p "$SRV_PID" -j --textfile "$TEXTDIR/tcpA.prom" 1
+	start_more tcprcv TB -p "$SRV_PID" -j --textfile "$TEXTDIR/tcpB.prom" 1
+	send SEND "" 127.0.0.1 "$SRV_PORT" $b
+	go
+	wait_for "$T/SRV.out" "^read $b\$"
+	until_value 'sum(tcprcv_read_bytes_total{comm="fl_server"})' $((2 * b))	# both files served
+	until_value 'tcprcv_read_bytes_total{textfile="tcpA",comm="fl_server"}' $b
+	until_value 'tcprcv_read_bytes_total{textfile="tcpB",comm="fl_server"}' $b
+	two_files tcprcv tcpA tcpB
+	stop_more TA
+	stop_more TB
+}
+
 # A full file system: each write fails, the file written before stays as
 # it was (no temporary left), the tool traces on and says so once, not
 # once a report; space again, and the failures are in the next file.
@@ -245,10 +373,11 @@ p99_agrees() {
 	[ "$(grep -c 'cannot write' "$T/err")" -eq 1 ]
 	rm "$FAULT/fill"
 	retry refute cmp -s "$FAULT/readlat.prom" "$T/old.prom"
-	failed=$(awk '$1 == "readlat_textfile_write_errors_total" { print $2 }' "$FAULT/readlat.prom")
+	failed=$(awk '$1 == "readlat_textfile_write_errors_total{textfile=\"readlat\"}" { print $2 }' \
+		"$FAULT/readlat.prom")
 	echo "failed writes counted: $failed"
 	[ "$failed" -ge 10 ]
-	retry grep -q "^readlat_read_duration_seconds_count $n\$" "$FAULT/readlat.prom"
+	retry grep -q "^readlat_read_duration_seconds_count{textfile=\"readlat\"} $n\$" "$FAULT/readlat.prom"
 	checked "$FAULT/readlat.prom"
 	stop_tool
 	[ "$TOOL_STATUS" -eq 0 ]
@@ -263,7 +392,7 @@ p99_agrees() {
 	wait_for "$T/R.out" '^done'
 	stop_tool
 	[ "$TOOL_STATUS" -eq 0 ]
-	grep -q '^readlat_read_duration_seconds_count 10$' "$TEXTDIR/keep.prom"
+	grep -q '^readlat_read_duration_seconds_count{textfile="keep"} 10$' "$TEXTDIR/keep.prom"
 	rm "$TEXTDIR/keep.prom"
 	run --separate-stderr timeout 10 "$BUILD/readlat" --textfile /nonexistent-fleet/r.prom
 	[ "$status" -eq 1 ]

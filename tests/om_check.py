@@ -10,7 +10,8 @@ stdout (promtool check metrics is only a lint), and its values read out.
       label values escaped as the format says (\\\\, \\", \\n only) and
       valid UTF-8; counters not negative; each histogram series with
       buckets whose le are unique and increasing, counts cumulative, +Inf
-      last and equal to _count, _sum not negative.
+      last and equal to _count, _sum not negative; every series of a
+      histogram family with the same le set, in every exposition.
   om_check.py value FILE SAMPLE [LABEL=VALUE...]
       The value of SAMPLE with exactly these labels (values as bytes) in
       FILE's last exposition; "none" if there is no such sample.
@@ -90,12 +91,15 @@ def family_of(name, families, text004):
     raise Bad('sample %r of no declared family' % name)
 
 
-def check_histogram(fam, series):
+def check_histogram(fam, series, sets):
+    """sets: {family: its le set}, kept from one exposition to the next."""
     for key, s in series.items():
         bounds = s.get('buckets', [])
+        les = [b[0] for b in bounds]
+        if les != sets.setdefault(fam, les):
+            raise Bad('%s%s: le %r, another series %r' % (fam, key, les, sets[fam]))
         if not bounds or bounds[-1][0] != math.inf:
             raise Bad('%s%s: no +Inf bucket last' % (fam, key))
-        les = [b[0] for b in bounds]
         if any(a >= b for a, b in zip(les, les[1:])):
             raise Bad('%s%s: le not unique and increasing: %r' % (fam, key, les))
         counts = [b[1] for b in bounds]
@@ -107,7 +111,7 @@ def check_histogram(fam, series):
             raise Bad('%s%s: _sum %s' % (fam, key, s.get('sum')))
 
 
-def check_one(lines, text004):
+def check_one(lines, text004, les):
     families, order, seen = {}, [], set()
     hist = {}
     for line in lines:
@@ -156,7 +160,7 @@ def check_one(lines, text004):
             else:
                 s['count'] = value
     for fam, series in hist.items():
-        check_histogram(fam.decode(), series)
+        check_histogram(fam.decode(), series, les)
 
 
 def find(lines, sample, want):
@@ -175,9 +179,10 @@ def main():
     try:
         expo = expositions(data)
         if mode == 'check':
+            les = {}
             for n, lines in enumerate(expo, 1):
                 try:
-                    check_one(lines, '--text004' in sys.argv[3:])
+                    check_one(lines, '--text004' in sys.argv[3:], les)
                 except Bad as e:
                     raise Bad('exposition %d: %s' % (n, e))
             return 0

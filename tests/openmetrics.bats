@@ -117,6 +117,30 @@ promtool_clean() {
 	python3 "$OM" values "$T/out" readlat_read_duration_seconds_bucket le=+Inf | tail -n1 | grep -qx 50
 }
 
+# The le set of a series, in the last exposition of $T/out.
+les_of() {
+	awk -v last="$(expositions)" '$0 == "# EOF" { n++; next } n == last - 1' "$T/out" |
+		grep -F "readlat_read_duration_seconds_bucket{$1," | sed -E 's/.*le="([^"]+)".*/\1/'
+}
+
+@test "histograms: every series has the one le set, 2^k - 1 ns from 127 ns to 137 s" {
+	start_load A --reads 200 --source zero --comm om_fast
+	start_load B --reads 20 --delay-us 3000 --comm om_slow
+	start_tool readlat -o openmetrics -P
+	go
+	wait_loads A B
+	stop_tool INT
+	[ "$TOOL_STATUS" -eq 0 ]
+	om_ok	# every series of a family with the same le set
+	[ "$(om readlat_read_duration_seconds_count comm=om_fast)" -eq 200 ]
+	[ "$(om readlat_read_duration_seconds_count comm=om_slow)" -eq 20 ]
+	python3 -c 'for k in range(7, 38): print(format((2**k - 1) / 1e9, ".9f").rstrip("0"))
+print("+Inf")' > "$T/les.want"
+	[ "$(wc -l < "$T/les.want")" -eq 32 ]
+	les_of 'comm="om_fast"' | diff "$T/les.want" -
+	les_of 'comm="om_slow"' | diff "$T/les.want" -
+}
+
 @test "--label pid: a series per process; without it the processes of one name are one" {
 	start_load A --reads 5 --delay-us 1000 --comm om_same
 	start_load B --reads 7 --delay-us 1000 --comm om_same
@@ -139,6 +163,14 @@ promtool_clean() {
 	[ "$(om readlat_read_duration_seconds_count pid="$A_PID" comm=om_same)" -eq 5 ]
 	[ "$(om readlat_read_duration_seconds_count pid="$B_PID" comm=om_same)" -eq 7 ]
 	[ "$(om readlat_read_duration_seconds_count comm=om_same)" = none ]
+}
+
+@test "--label NAME=VALUE: on every series of every family, counters too" {
+	traced A "--reads 5 --delay-us 1000 --comm om_lab" -P --label team=db --label 'site=a"b'
+	[ "$(om readlat_read_duration_seconds_count team=db 'site=a"b' comm=om_lab)" -eq 5 ]
+	[ "$(om readlat_series_dropped_total team=db 'site=a"b')" -eq 0 ]
+	# every sample
+	refute grep -vE '^#|\{team="db",site="a\\"b"[,}]' "$T/out"
 }
 
 @test "--max-series 1: the others fold into [other], counted as dropped, none lost" {
@@ -189,7 +221,8 @@ promtool_clean() {
 	wait_loads D
 	tool_wait
 	om_ok "$T/d.prom" --text004
-	grep -qF "{comm=\"q\\\"b\\\\s\\nn\"} 3" "$T/d.prom"
+	# every series labelled with the file's name (two runs, two files)
+	grep -qF "{textfile=\"d\",comm=\"q\\\"b\\\\s\\nn\"} 3" "$T/d.prom"
 	promtool_clean "$T/d.prom"
 }
 
@@ -294,7 +327,9 @@ promtool_clean() {
 		-j -o text|-j is --output json: it cannot be combined with --output text
 		-o openmetrics -j|-j is --output json: it cannot be combined with --output openmetrics
 		-o json -o text|option '-o' given twice
-		--label comm|invalid label 'comm': expected pid
+		--label comm|invalid label 'comm': expected pid or NAME=VALUE
+		--label le=1|invalid label name 'le'
+		--label a=1 --label a=2|label 'a' given twice
 		--max-series 0|invalid series count '0' for --max-series
 		--max-series -1|invalid series count '-1' for --max-series
 		--max-series 1x|invalid series count '1x' for --max-series
@@ -392,9 +427,9 @@ promtool_clean() {
 	grep -qx '# UNIT biolat_io_size_bytes bytes' "$T/out"
 	c=$(om biolat_io_size_bytes_count)
 	[ "$c" -le 50 ] && [ "$c" -ge 40 ]
-	# 4096-byte requests: in the bucket up to 5119 bytes
-	[ "$(om biolat_io_size_bytes_bucket le=5119)" -eq "$c" ]
-	[ "$(om biolat_io_size_bytes_bucket le=4095)" = none ]
+	# 4096-byte requests: in the bucket of 4096 to 8191 bytes
+	[ "$(om biolat_io_size_bytes_bucket le=8191)" -eq "$c" ]
+	[ "$(om biolat_io_size_bytes_bucket le=4095)" -eq 0 ]
 	refute grep -q _seconds "$T/out"
 }
 

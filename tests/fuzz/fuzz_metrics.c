@@ -12,7 +12,8 @@
  * quoted and escaped, no control byte, UTF-8), and must add up: each
  * family's counts over all its series (the folded [other] one too) are
  * what was added, each series' buckets rise to its +Inf, which is its
- * _count, and no family has more than max_series + 1 series.
+ * _count, every series of a family has the same le set, and no family
+ * has more than max_series + 1 series.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -89,7 +90,11 @@ struct series {
 	char labels[2048];	/* its labels but le, decoded, as one string */
 	double le_last, last_bucket;
 	bool in_buckets;
+	char les[1024];		/* its le values, each ending in "," */
 };
+
+/* The le set of each family's first series, that of every other. */
+static char family_les[NFAM][1024];
 
 /* Decode one label value at *p (after the opening quote) into @out. */
 static const char *label_value(const char *p, char *out, size_t len)
@@ -179,7 +184,10 @@ static void check_line(const char *line, size_t n, struct series *cur, double *s
 			snprintf(cur->labels, sizeof(cur->labels), "%s", labels);
 			cur->in_buckets = true;
 			cur->last_bucket = 0;
+			cur->les[0] = '\0';
 		}
+		MUST(strlen(cur->les) + strlen(le) + 2 < sizeof(cur->les));
+		strcat(strcat(cur->les, le), ",");
 		MUST(v >= cur->last_bucket);
 		cur->last_bucket = v;
 		if (!strcmp(le, "+Inf"))
@@ -193,6 +201,9 @@ static void check_line(const char *line, size_t n, struct series *cur, double *s
 		nseries[f]++;
 	} else if (!strcmp(name + strlen(families[f]->name), "_count")) {
 		MUST(cur->in_buckets && !strcmp(cur->labels, labels) && cur->le_last == v);
+		if (!family_les[f][0])
+			strcpy(family_les[f], cur->les);
+		MUST(!strcmp(family_les[f], cur->les));
 		cur->in_buckets = false;
 		sum_count[f] += v;
 		nseries[f]++;
@@ -209,6 +220,7 @@ static void check(struct metrics *m, enum metrics_dialect d, const struct totals
 	FILE *f = open_memstream(&buf, &len);
 
 	MUST(f);
+	memset(family_les, 0, sizeof(family_les));
 	MUST(metrics_render(m, d, f) == 0);
 	MUST(fclose(f) == 0);
 	MUST(len >= 6 && !strcmp(buf + len - 6, "# EOF\n"));

@@ -507,6 +507,36 @@ static void test_textfile(void **state)
 	USAGE(RUN(&tool_full, "--textfile", "a.prom", "--textfile", "b.prom"), "--textfile", "twice");
 }
 
+/* --label pid and NAME=VALUE, given as often as there are places. */
+static void test_label(void **state)
+{
+	(void)state;
+	expect_run(RUN0(&tool_full));
+	assert_false(rc.label_pid);
+	assert_int_equal(rc.nlabels, 0);
+	expect_run(RUN(&tool_full, "--label", "pid", "--label", "textfile=web a", "--label=team=x=y"));
+	assert_true(rc.label_pid);
+	assert_int_equal(rc.nlabels, 2);
+	assert_string_equal(rc.labels[0].name, "textfile");
+	assert_string_equal(rc.labels[0].value, "web a");
+	assert_string_equal(rc.labels[1].name, "team");
+	assert_string_equal(rc.labels[1].value, "x=y");
+	expect_run(RUN(&tool_full, "--label=a=1", "--label=b=2", "--label=c=3", "--label=d=4",
+		       "--label=e=5", "--label=f=6", "--label=_g7=7"));
+	assert_int_equal(rc.nlabels, 7);
+	USAGE(RUN(&tool_full, "--label=a=1", "--label=b=2", "--label=c=3", "--label=d=4",
+		  "--label=e=5", "--label=f=6", "--label=g=7", "--label=h=8"), "too many labels", "7");
+	USAGE(RUN(&tool_full, "--label", "comm"), "invalid label 'comm'", "pid or NAME=VALUE");
+	USAGE(RUN(&tool_full, "--label", "a=1", "--label", "a=2"), "label 'a' given twice");
+	USAGE(RUN(&tool_full, "--label", "a="), "'a='", "a value");
+	USAGE(RUN(&tool_full, "--label", "=x"), "invalid label name ''");
+	USAGE(RUN(&tool_full, "--label", "1a=x"), "invalid label name '1a'");
+	USAGE(RUN(&tool_full, "--label", "a-b=x"), "invalid label name 'a-b'");
+	USAGE(RUN(&tool_full, "--label", "__name__=x"), "invalid label name '__name__'");
+	USAGE(RUN(&tool_full, "--label", "le=x"), "invalid label name 'le'");
+	USAGE(RUN(&tool_full, "--label", "pid=1"), "invalid label name 'pid'");
+}
+
 static void test_name(void **state)
 {
 	(void)state;
@@ -786,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_given_twice),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_textfile),
+		cmocka_unit_test(test_label),
 		cmocka_unit_test(test_name),
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_btf),

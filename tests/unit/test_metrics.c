@@ -77,15 +77,14 @@ static char *render(struct metrics *m, enum metrics_dialect d)
 	return buf;
 }
 
+/* Every le of the set, counted in or not: 2^k - 1 ns for k 7..37. */
 static void test_histogram_exact(void **state)
 {
-	static const char want[] =
+	static const char head[] =
 		"# HELP t_read_duration_seconds Test latency\n"
 		"# TYPE t_read_duration_seconds histogram\n"
-		"# UNIT t_read_duration_seconds seconds\n"
-		"t_read_duration_seconds_bucket{le=\"0.000000005\"} 2\n"
-		"t_read_duration_seconds_bucket{le=\"0.000001023\"} 5\n"
-		"t_read_duration_seconds_bucket{le=\"0.001572863\"} 6\n"
+		"# UNIT t_read_duration_seconds seconds\n";
+	static const char tail[] =
 		"t_read_duration_seconds_bucket{le=\"+Inf\"} 6\n"
 		"t_read_duration_seconds_sum 0.00150301\n"
 		"t_read_duration_seconds_count 6\n"
@@ -96,9 +95,21 @@ static void test_histogram_exact(void **state)
 		"# EOF\n";
 	struct metrics *m = store(0, false);
 	struct hist *h = sample();
-	char *out;
+	char want[4096], *out;
+	size_t n = 0;
 
 	(void)state;
+	n += (size_t)snprintf(want + n, sizeof(want) - n, "%s", head);
+	for (unsigned int k = 7; k <= 37; k++) {
+		unsigned long long le = (1ULL << k) - 1;
+		/* 5 ns x2, 1000 ns x3, 1.5 ms x1 */
+		int cum = le < 1000 ? 2 : le < 1500000 ? 5 : 6;
+
+		n += (size_t)snprintf(want + n, sizeof(want) - n,
+				      "t_read_duration_seconds_bucket{le=\"%llu.%09llu\"} %d\n",
+				      le / 1000000000, le % 1000000000, cum);
+	}
+	snprintf(want + n, sizeof(want) - n, "%s", tail);
 	assert_int_equal(metrics_hist_add(m, &lat, NULL, 0, h), 0);
 	out = render(m, METRICS_OPENMETRICS);
 	assert_string_equal(out, want);
@@ -116,7 +127,7 @@ static long long sample_value(const char *out, const char *prefix)
 	return -1;
 }
 
-/* Reports add up: a bucket once counted stays, at its cumulative count. */
+/* Reports add up: every bucket at its cumulative count since the start. */
 static void test_cumulative(void **state)
 {
 	struct metrics *m = store(0, false);
@@ -128,9 +139,10 @@ static void test_cumulative(void **state)
 	assert_int_equal(metrics_hist_add(m, &lat, NULL, 0, h), 0);
 	assert_int_equal(metrics_hist_add(m, &lat, NULL, 0, later), 0);
 	out = render(m, METRICS_OPENMETRICS);
-	assert_int_equal(sample_value(out, "t_read_duration_seconds_bucket{le=\"0.000000005\"}"), 2);
+	assert_int_equal(sample_value(out, "t_read_duration_seconds_bucket{le=\"0.000000127\"}"), 2);
 	assert_int_equal(sample_value(out, "t_read_duration_seconds_bucket{le=\"0.000001023\"}"), 9);
-	assert_int_equal(sample_value(out, "t_read_duration_seconds_bucket{le=\"0.001572863\"}"), 10);
+	assert_int_equal(sample_value(out, "t_read_duration_seconds_bucket{le=\"0.001048575\"}"), 9);
+	assert_int_equal(sample_value(out, "t_read_duration_seconds_bucket{le=\"0.002097151\"}"), 10);
 	assert_int_equal(sample_value(out, "t_read_duration_seconds_bucket{le=\"+Inf\"}"), 10);
 	assert_int_equal(sample_value(out, "t_read_duration_seconds_count"), 10);
 	assert_non_null(strstr(out, "t_read_duration_seconds_sum 0.00150701\n"));
@@ -162,20 +174,22 @@ static long long le_ns(const char *s)
 	return (long long)v;
 }
 
-/* Every bucket: le is its upper bound exactly, increasing, counts
- * cumulative, +Inf equal to _count. */
+/* Every fine bucket counted once: each le is 2^k - 1 ns exactly, k from
+ * 7 to 37, and counts every fine bucket at or below it; +Inf all. */
 static void test_every_bucket(void **state)
 {
 	struct metrics *m = store(0, false);
 	struct hist *h = hist_zero();
-	long long last = -1, want_cum = 0;
-	unsigned int idx = 0;
+	long long want_cum, total = 0;
+	unsigned int k = 7;
 	char *out;
 
 	(void)state;
 	/* up to 2^62 ns: le below 2^63 ns fits the check's long long */
-	for (unsigned int i = 0; i + 1 < HIST_BUCKETS && hist_bucket_hi(i) < (1ULL << 62); i++)
+	for (unsigned int i = 0; i + 1 < HIST_BUCKETS && hist_bucket_hi(i) < (1ULL << 62); i++) {
 		h->buckets[i] = 1;
+		total++;
+	}
 	assert_int_equal(metrics_hist_add(m, &lat, NULL, 0, h), 0);
 	out = render(m, METRICS_OPENMETRICS);
 	for (const char *p = strstr(out, "_bucket{le=\""); p; p = strstr(p + 1, "_bucket{le=\"")) {
@@ -183,23 +197,73 @@ static void test_every_bucket(void **state)
 		long long ns = le_ns(le), cum = strtoll(strchr(le, ' ') + 1, NULL, 10);
 
 		if (!strncmp(le, "+Inf", 4)) {
-			CHECK(cum == want_cum, "+Inf %lld, count %lld", cum, want_cum);
+			CHECK(k == 38, "+Inf after 2^%u - 1 ns, not 2^37 - 1", k - 1);
+			CHECK(cum == total, "+Inf %lld, count %lld", cum, total);
 			break;
 		}
-		while (!h->buckets[idx])
-			idx++;
-		want_cum++;
-		CHECK(ns == (long long)hist_bucket_hi(idx), "bucket %u: le %.24s is not %llu ns", idx, le,
-		      (unsigned long long)hist_bucket_hi(idx));
-		CHECK(ns > last, "bucket %u: le %.24s not above the last", idx, le);
-		CHECK(cum == want_cum, "bucket %u: %lld, not cumulative %lld", idx, cum, want_cum);
-		last = ns;
-		idx++;
+		want_cum = 0;
+		for (unsigned int i = 0; i < HIST_BUCKETS; i++)
+			want_cum += h->buckets[i] && hist_bucket_hi(i) <= (long long unsigned)ns;
+		CHECK(ns == (long long)(1ULL << k) - 1, "le %.24s is not 2^%u - 1 ns", le, k);
+		CHECK(cum == want_cum, "le %.24s: %lld, not cumulative %lld", le, cum, want_cum);
+		k++;
 	}
-	CHECK(sample_value(out, "t_read_duration_seconds_count") == want_cum, "_count");
+	CHECK(sample_value(out, "t_read_duration_seconds_count") == total, "_count");
 	CHECKS_END();
 	free(out);
 	free(h);
+	metrics_free(m);
+}
+
+/* The le labels of @prefix's bucket lines in @out, one string. */
+static void les_of(const char *out, const char *prefix, char *les, size_t len)
+{
+	size_t n = 0;
+
+	les[0] = '\0';
+	for (const char *p = strstr(out, prefix); p; p = strstr(p + 1, prefix)) {
+		const char *le = strstr(p, "le=\"");
+		size_t l = le ? strcspn(le + 4, "\"") : 0;
+
+		if (le && n + l + 2 < len)
+			n += (size_t)snprintf(les + n, len - n, "%.*s,", (int)l, le + 4);
+	}
+}
+
+/* One le set on every series of a family however far apart their
+ * values (sub-microsecond and milliseconds), counted in or not; a
+ * family in bytes has its own, from 0 to 1 GiB - 1. */
+static void test_one_le_set(void **state)
+{
+	struct metrics *m = store(0, false);
+	struct hist *fast = hist_zero(), *slow = hist_zero();
+	struct key_field a[1] = { KEY_STRING("comm", "fast") }, b[1] = { KEY_STRING("comm", "slow") };
+	char les_a[2048], les_b[2048], les_s[2048], *out;
+
+	(void)state;
+	add(fast, 300, 1000);
+	add(slow, 3000000, 10);
+	assert_int_equal(metrics_hist_add(m, &lat, a, 1, fast), 0);
+	assert_int_equal(metrics_hist_add(m, &lat, b, 1, slow), 0);
+	assert_int_equal(metrics_hist_add(m, &sizes, a, 1, slow), 0);
+	out = render(m, METRICS_OPENMETRICS);
+	les_of(out, "t_read_duration_seconds_bucket{comm=\"fast\"", les_a, sizeof(les_a));
+	les_of(out, "t_read_duration_seconds_bucket{comm=\"slow\"", les_b, sizeof(les_b));
+	assert_string_equal(les_a, les_b);
+	assert_non_null(strstr(les_a, ",0.000001023,0.000002047,"));
+	assert_int_equal(strchr(les_a, '\0') - strstr(les_a, ",137.438953471,+Inf,"),
+			 strlen(",137.438953471,+Inf,"));
+	les_of(out, "t_io_size_bytes_bucket{comm=\"fast\"", les_s, sizeof(les_s));
+	assert_int_equal(strncmp(les_s, "0,1,3,7,15,", 11), 0);
+	assert_int_equal(strchr(les_s, '\0') - strstr(les_s, ",536870911,1073741823,+Inf,"),
+			 strlen(",536870911,1073741823,+Inf,"));
+	assert_int_equal(sample_value(out, "t_read_duration_seconds_bucket{comm=\"slow\",le=\"0.002097151\"}"), 0);
+	assert_int_equal(sample_value(out, "t_read_duration_seconds_bucket{comm=\"slow\",le=\"0.004194303\"}"), 10);
+	assert_int_equal(sample_value(out, "t_read_duration_seconds_bucket{comm=\"fast\",le=\"0.000000255\"}"), 0);
+	assert_int_equal(sample_value(out, "t_read_duration_seconds_bucket{comm=\"fast\",le=\"0.000000511\"}"), 1000);
+	free(out);
+	free(fast);
+	free(slow);
 	metrics_free(m);
 }
 
@@ -220,7 +284,8 @@ static void test_bytes_and_counters(void **state)
 			 .type = METRIC_COUNTER }, NULL, 0, 1), -1);
 	assert_int_equal(metrics_hist_add(m, &errs, NULL, 0, h), -1);
 	out = render(m, METRICS_OPENMETRICS);
-	assert_non_null(strstr(out, "t_io_size_bytes_bucket{le=\"5119\"} 3\n"));
+	assert_non_null(strstr(out, "t_io_size_bytes_bucket{le=\"4095\"} 0\n"));
+	assert_non_null(strstr(out, "t_io_size_bytes_bucket{le=\"8191\"} 3\n"));
 	assert_non_null(strstr(out, "t_io_size_bytes_sum 12288\n"));
 	assert_non_null(strstr(out, "# UNIT t_io_size_bytes bytes\n"));
 	assert_non_null(strstr(out, "# TYPE t_bpf_run_seconds counter\n# UNIT t_bpf_run_seconds seconds\n"));
@@ -405,12 +470,50 @@ static void test_empty(void **state)
 	metrics_free(NULL);
 }
 
+/* The labels of every series: those of two runs writing beside each
+ * other, on every family (counters, histograms, the store's own
+ * series_dropped); [other] keeps them; a key field of one of their
+ * names is left out; the config's strings may go after metrics_new(). */
+static void test_fixed_labels(void **state)
+{
+	struct metrics_label labels[2] = { { "textfile", NULL }, { "team", "a\"b" } };
+	struct metrics_config c = { .max_series = 1, .labels = labels, .nlabels = 2 };
+	struct key_field a[2] = { KEY_STRING("comm", "cat"), KEY_STRING("team", "mine") };
+	struct key_field b[2] = { KEY_STRING("comm", "dog"), KEY_STRING("team", "mine") };
+	struct hist *h = sample();
+	char value[16] = "rdA", *out;
+	struct metrics *m;
+
+	(void)state;
+	labels[0].value = value;
+	m = metrics_new("t", &c);
+	assert_non_null(m);
+	strcpy(value, "gone");
+	strcpy(labels[0].name, "gone");
+	assert_int_equal(metrics_hist_add(m, &lat, a, 2, h), 0);
+	assert_int_equal(metrics_hist_add(m, &lat, b, 2, h), 0);
+	assert_int_equal(metrics_counter_add(m, &errs, NULL, 0, 3), 0);
+	out = render(m, METRICS_OPENMETRICS);
+	assert_int_equal(sample_value(out,
+		"t_read_duration_seconds_count{textfile=\"rdA\",team=\"a\\\"b\",comm=\"cat\"}"), 6);
+	assert_int_equal(sample_value(out,
+		"t_read_duration_seconds_bucket{textfile=\"rdA\",team=\"a\\\"b\",comm=\"[other]\",le=\"+Inf\"}"), 6);
+	assert_int_equal(sample_value(out, "t_errors_total{textfile=\"rdA\",team=\"a\\\"b\"}"), 3);
+	assert_int_equal(sample_value(out, "t_series_dropped_total{textfile=\"rdA\",team=\"a\\\"b\"}"), 1);
+	assert_null(strstr(out, "mine"));
+	assert_null(strstr(out, "gone"));
+	free(out);
+	free(h);
+	metrics_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_histogram_exact),
 		cmocka_unit_test(test_cumulative),
 		cmocka_unit_test(test_every_bucket),
+		cmocka_unit_test(test_one_le_set),
 		cmocka_unit_test(test_bytes_and_counters),
 		cmocka_unit_test(test_text_004),
 		cmocka_unit_test(test_escaping),
@@ -419,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_series_cap),
 		cmocka_unit_test(test_many_series),
 		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_fixed_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

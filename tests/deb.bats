@@ -102,6 +102,60 @@ in_package() { awk '{ print $6 }' "$STATE/contents" | grep -qxF ".$1"; }
 	dpkg-deb -f "$DEB" Depends | grep -q 'libbpf1'
 }
 
+# maint_run SCRIPT ARGS...: the package's maintainer script run as dpkg
+# runs it, as if systemd were running (the scripts ask whether
+# /run/systemd/system exists: here a directory of the test's), the
+# commands it would run on the units logged, not run: "deb-systemd-invoke
+# ACTION UNITS" and the like, in $T/calls. No unit was enabled before
+# (deb-systemd-helper was-enabled fails).
+maint_run() {
+	local s=$T/maint
+	if [ ! -d "$s" ]; then
+		mkdir -p "$s/bin" "$s/run-systemd-system"
+		dpkg-deb -e "$DEB" "$s/ctrl"
+		for c in deb-systemd-invoke deb-systemd-helper systemctl; do
+			printf '#!/bin/sh\necho "${0##*/} $*" >> "%s"\n%s\n' "$T/calls" \
+				'case " $* " in *" was-enabled "*) exit 1 ;; esac' > "$s/bin/$c"
+			chmod +x "$s/bin/$c"
+		done
+	fi
+	[ -f "$s/ctrl/$1" ] || return 0
+	sed "s|/run/systemd/system|$s/run-systemd-system|g" "$s/ctrl/$1" > "$s/$1"
+	env -u DPKG_ROOT PATH="$s/bin:$PATH" sh -e "$s/$@"
+}
+
+# What each script does with the units: after an upgrade the enabled ones
+# (deb-systemd-invoke restarts only those, and any running) run again,
+# none is stopped before it, a removal stops them, and a first install
+# enables none (and its start, of no enabled unit, starts none: what a
+# booted systemd does with it is the container test's, in the README's
+# Tests).
+@test "maintainer scripts: restart after an upgrade, stop on removal, enable nothing" {
+	local units old=0.1-1 new
+	new=$(dpkg-deb -f "$DEB" Version)
+	units=$(printf '%s-metrics.service\n' "${TOOLS[@]}" | LC_ALL=C sort | paste -sd' ')
+	# an upgrade, in dpkg's order: nothing stopped, then a restart
+	: > "$T/calls"
+	maint_run preinst upgrade "$old"
+	maint_run prerm upgrade "$new"
+	maint_run postinst configure "$old"
+	cat "$T/calls"
+	refute grep -E '^(deb-systemd-invoke|systemctl) .*\<stop\>' "$T/calls"
+	[ "$(grep -c '^deb-systemd-invoke ' "$T/calls")" -eq 1 ]
+	grep -qx "deb-systemd-invoke restart $units" "$T/calls"
+	# a removal stops them all
+	: > "$T/calls"
+	maint_run prerm remove
+	cat "$T/calls"
+	grep -qx "deb-systemd-invoke stop $units" "$T/calls"
+	# a first install enables none
+	: > "$T/calls"
+	maint_run postinst configure ""
+	cat "$T/calls"
+	refute grep -E '^(deb-systemd-helper|systemctl) (--[a-z]+ )*enable ' "$T/calls"
+	refute grep -E '^deb-systemd-invoke (restart|try-restart)' "$T/calls"
+}
+
 @test "apt-get install: every tool's --check, and an exact opensnoop run from /usr/sbin" {
 	apt_install "$PKG" "$DEB"
 	for t in "${TOOLS[@]}"; do

@@ -45,8 +45,8 @@ test_unit_settings_load() {
 
 # The units without LimitMEMLOCK= (as they were): where the kernel charges
 # BPF memory to RLIMIT_MEMLOCK (before 5.11) the tool cannot load, since
-# without CAP_SYS_RESOURCE neither it nor libbpf can raise the limit;
-# from 5.11 on (memory cgroup accounting) it loads all the same.
+# without CAP_SYS_RESOURCE neither it nor libbpf can raise the limit, and
+# says so; from 5.11 on (memory cgroup accounting) it loads all the same.
 test_unit_without_memlock() {
 	local t u=$T/old.service
 	measured "RLIMIT_MEMLOCK $(ulimit -l) KiB, the unit's without LimitMEMLOCK="
@@ -56,7 +56,7 @@ test_unit_without_memlock() {
 		if kernel_below 5.11; then
 			run "$UNITEXEC" "$u" $(unit_cmd "/vmtest/units/$t-metrics.service")
 			expect_status 1 "$STATUS"
-			expect_line run.stderr 'refused to load the BPF programs \(Operation not permitted\)'
+			expect_line run.stderr "refused to load the BPF programs \\(Operation not permitted\\): it counts them against RLIMIT_MEMLOCK \\(before Linux 5\\.11\\), here $(ulimit -l) KiB"
 		else
 			start_tool vm/unitexec "$u" $(unit_cmd "/vmtest/units/$t-metrics.service")
 			stop_tool TERM

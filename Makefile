@@ -68,12 +68,12 @@ ifeq ($(VALGRIND),1)
 override STATIC := 0
 MEMCHECK_FLAGS := -DTOOLS_MEMCHECK
 endif
-# The source tarball's VERSION file, or git describe (packaging/version.sh);
-# make VERSION=x overrides it.
+# A VERSION file, the commit git archive wrote into an exported tree, or
+# git describe (packaging/version.sh); make VERSION=x overrides it.
 ifneq ($(origin VERSION),command line)
 VERSION := $(shell packaging/version.sh 2>/dev/null)
 ifeq ($(VERSION),)
-$(warning no version: neither a VERSION file nor a git checkout (make VERSION=...))
+$(warning no version: no VERSION file, no exported packaging/archive-version, no git checkout (make VERSION=...))
 VERSION := unknown
 endif
 endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -114,8 +115,24 @@ static const char *log_line(int back)
 	return log_ring[(log_next - 1 - back) % LOG_LINES];
 }
 
+/* Before Linux 5.11 the kernel charges BPF memory to RLIMIT_MEMLOCK;
+ * libbpf then raises the limit to infinity before loading, which takes
+ * CAP_SYS_RESOURCE beyond the hard limit. A limit still finite after a
+ * refusal, on a kernel without bpf_ktime_get_coarse_ns (5.11, with the
+ * memory cgroup's accounting: libbpf's own test), is why. */
+static bool memlock_refused(unsigned long long *kib)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return false;
+	*kib = rl.rlim_cur >> 10;
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_SOCKET_FILTER, BPF_FUNC_ktime_get_coarse_ns, NULL) != 1;
+}
+
 void diag_load_failure(int err, bool verbose)
 {
+	unsigned long long memlock_kib;
 	char prog[64] = "", reason[LOG_LINE_LEN] = "", msg[128];
 	const char *l, *p;
 	bool in_log = false;
@@ -138,6 +155,11 @@ void diag_load_failure(int err, bool verbose)
 	if (prog[0] && reason[0])
 		diag_error("the kernel's verifier rejected program '%s': %s%s", prog, reason,
 			   verbose ? "" : " (run with -v for the verifier log)");
+	else if (err == -EPERM && memlock_refused(&memlock_kib))
+		diag_error("the kernel refused to load the BPF programs (%s): it counts them against "
+			   "RLIMIT_MEMLOCK (before Linux 5.11), here %llu KiB, which only CAP_SYS_RESOURCE may "
+			   "raise: ulimit -l unlimited as root, or LimitMEMLOCK=infinity in a unit",
+			   msg, memlock_kib);
 	else if (err == -EPERM || err == -EACCES)
 		diag_error("the kernel refused to load the BPF programs (%s): lockdown=%s; "
 			   "BPF may be restricted on this host", msg, diag_lockdown());

@@ -2,15 +2,16 @@
 # Release artifacts, included by the top-level Makefile:
 #
 #   make dist      $(OUTPUT)/tracetools-VERSION.tar.gz: the source of HEAD
-#                  (git archive) and a VERSION file, which a build outside
-#                  git takes its version from (packaging/version.sh)
+#                  (git archive), whose packaging/archive-version git fills
+#                  in, which a build outside git takes its version from
+#                  (packaging/version.sh), as it does from any git archive
 #   make release   $(OUTPUT)/tracetools-VERSION-ARCH.tar.gz: the static,
 #                  stripped tools, their man pages, shell completions,
 #                  LICENSE and SHA256SUMS, for copying onto a host
 #
 # Both are byte-for-byte reproducible: sorted names, owner 0, fixed modes,
-# every timestamp SOURCE_DATE_EPOCH (default: the commit's time, or in a dist
-# tree its VERSION file's, which git archive set to that time).
+# every timestamp SOURCE_DATE_EPOCH (default: the commit's time, from git or
+# in an exported tree from packaging/archive-version: version.sh --date).
 
 STRIP ?= strip
 # As uname -m names it (x86_64, aarch64): the machine the compiler builds for.
@@ -26,8 +27,7 @@ DIST_TAR := $(OUTPUT)/tracetools-$(VERSION).tar.gz
 # its bash/, zsh/ and fish/ in completion/.
 RELEASE_COMPLETIONS ?=
 
-RELEASE_EPOCH = $(or $(SOURCE_DATE_EPOCH),$(shell [ -e VERSION ] && stat -c %Y VERSION || \
-	git log -1 --format=%ct 2>/dev/null))
+RELEASE_EPOCH = $(or $(SOURCE_DATE_EPOCH),$(shell packaging/version.sh --date 2>/dev/null))
 REPRO_TAR = tar --sort=name --mtime=@$(RELEASE_EPOCH) --owner=0 --group=0 --numeric-owner \
 	--format=gnu
 
@@ -48,9 +48,8 @@ dist: | $(OUTPUT)
 		"not the top of a git checkout: git archive has no commit to take" >&2; exit 1; }
 	$(Q)[ -z "$$(git status --porcelain --untracked-files=no)" ] || { echo "make dist:" \
 		"uncommitted changes; git archive takes HEAD: commit them first" >&2; exit 1; }
-	$(Q)echo '$(VERSION)' > $(OUTPUT)/VERSION
 	$(Q)set -o pipefail; git -c tar.umask=022 archive --format=tar --prefix=tracetools-$(VERSION)/ \
-		--add-file=$(OUTPUT)/VERSION HEAD | gzip -9n > $(DIST_TAR).tmp
+		HEAD | gzip -9n > $(DIST_TAR).tmp
 	$(Q)mv $(DIST_TAR).tmp $(DIST_TAR)
 
 release: $(BINS) $(RELEASE_COMPLETIONS)

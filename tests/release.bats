@@ -5,9 +5,9 @@
 # says where its version came from and how the binary is linked; the
 # make release tarball runs its tools with nothing else on the host.
 #
-# setup_file makes three builds, -j2, of the commit checked out (HEAD;
-# uncommitted changes are not in it): 17-30 s on this 2-CPU VM alone,
-# up to 60 s beside other builds.
+# setup_file makes four builds, -j2, of the commit checked out (HEAD;
+# uncommitted changes are not in it): a git clone, the make dist tarball,
+# a plain git archive (no VERSION, no git) and a dynamic one.
 
 bats_require_minimum_version 1.5.0
 
@@ -53,6 +53,13 @@ setup_file() {
 	(umask 077 && mk -C "$DIST" release)
 	mk -C "$DIST" STATIC=0 OUTPUT=build-dynamic all
 	export ARCH_TAR=tracetools-$DESCRIBE-$(uname -m)
+
+	# A plain git archive of the commit (as a forge's tarball is), no
+	# prefix, unpacked outside git: make release names it all the same.
+	export EXPORTED=$R/exported
+	mkdir -p "$EXPORTED"
+	git -C "$GIT" archive HEAD | tar -xf - -C "$EXPORTED"
+	(unset SOURCE_DATE_EPOCH && mk -C "$EXPORTED" release)
 }
 
 setup() {
@@ -62,7 +69,7 @@ setup() {
 # sums DIR: "sha256 name" of every regular file directly in DIR/build
 # but what make dist left there.
 sums() {
-	(cd "$1/build" && find . -maxdepth 1 -type f ! -name VERSION ! -name "tracetools-$DESCRIBE.tar.gz" \
+	(cd "$1/build" && find . -maxdepth 1 -type f ! -name "tracetools-$DESCRIBE.tar.gz" \
 		-printf '%f\n' | LC_ALL=C sort | xargs sha256sum)
 }
 
@@ -99,25 +106,31 @@ sums() {
 	[[ "$output" == *"not a dynamic executable"* ]]
 }
 
-@test "--version from the dist tarball: its VERSION file; make dist wants a clean tree" {
-	[ ! -e "$DIST/.git" ]
+@test "--version from the dist tarball: what git archive wrote; make dist wants a clean tree" {
+	[ ! -e "$DIST/.git" ] && [ ! -e "$DIST/VERSION" ]
 	run git -C "$DIST" rev-parse --show-toplevel
 	[ "$status" -ne 0 ] || [ "$output" != "$DIST" ]
-	[ "$(cat "$DIST/VERSION")" = "$DESCRIBE" ]
 	run -0 "$DIST/build/biolat" -V
 	[ "${lines[0]}" = "biolat $DESCRIBE" ]
 	# in a packager's own git repository, around it or of it (as
-	# git-buildpackage keeps it): still its VERSION
+	# git-buildpackage keeps it): still the commit git archive wrote
 	git init -q "$R/from-dist"
 	run -0 "$DIST/packaging/version.sh" "$DIST"
 	rm -rf "$R/from-dist/.git"
 	[ "$output" = "$DESCRIBE" ]
 	git init -q "$DIST"
-	git -C "$DIST" add VERSION Makefile
+	git -C "$DIST" add packaging Makefile
 	git -C "$DIST" -c user.name=t -c user.email=t@t commit -qm packaged
 	run -0 "$DIST/packaging/version.sh" "$DIST"
-	rm -rf "$DIST/.git"
 	[ "$output" = "$DESCRIBE" ]
+	run -0 "$DIST/packaging/version.sh" --date "$DIST"
+	rm -rf "$DIST/.git"
+	[ "$output" = "$SOURCE_DATE_EPOCH" ]
+	# a packager's VERSION file wins
+	echo 9.9.9 > "$DIST/VERSION"
+	run -0 "$DIST/packaging/version.sh" "$DIST"
+	rm "$DIST/VERSION"
+	[ "$output" = 9.9.9 ]
 
 	echo "# changed" >> "$GIT/README.md"
 	run make -C "$GIT" dist
@@ -128,6 +141,20 @@ sums() {
 	run make -C "$DIST" dist
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"not the top of a git checkout"* ]]
+}
+
+@test "make release from a plain git archive: the commit's version and time, not unknown" {
+	[ ! -e "$EXPORTED/.git" ]
+	[ -f "$EXPORTED/build/$ARCH_TAR.tar.gz" ]
+	run ! compgen -G "$EXPORTED/build/tracetools-unknown*"
+	run -0 "$EXPORTED/build/readlat" --version
+	[ "${lines[0]}" = "readlat $DESCRIBE" ]
+	# without SOURCE_DATE_EPOCH, the commit's time: the same bytes as
+	# the release made from git with it set to that time
+	cmp "$EXPORTED/build/$ARCH_TAR.tar.gz" "$GIT/build/$ARCH_TAR.tar.gz"
+	# a checkout's own copy is not filled in, and is not taken for one
+	run -0 "$ROOT/packaging/version.sh" "$ROOT"
+	[ "$output" = "$(git -C "$ROOT" describe --tags --match 'v[0-9]*' --always --dirty --abbrev=12)" ]
 }
 
 @test "STATIC=0: --version says dynamic, as file(1) and ldd do; make release refuses it" {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # mkinitramfs.sh OUT OUTPUT BUSYBOX BIN...: the guest's whole root file
 # system as a gzipped newc cpio: static busybox, the guest scripts of
-# tests/vm/guest/ (init at /init, the rest in /vmtest/), and each BIN at
+# tests/vm/guest/ (init at /init, the rest in /vmtest/), the systemd units
+# of contrib/systemd in /vmtest/units/, and each BIN at
 # /build/<its path under OUTPUT> (so the guest's $BUILD mirrors the host's
 # build directory). Every BIN must be static: the guest has no libraries.
 set -euo pipefail
@@ -30,6 +31,10 @@ cp "$busybox" "$root/bin/busybox"
 install -m 0755 "$guest/init" "$root/init"
 for f in "$guest"/*.sh; do
 	install -m 0644 "$f" "$root/vmtest/"
+done
+mkdir -p "$root/vmtest/units"
+for f in "$(dirname "$0")"/../../contrib/systemd/*.service; do
+	install -m 0644 "$f" "$root/vmtest/units/"
 done
 for f in "$@"; do
 	is_static "$f" || die "$f is dynamically linked: the guest has no libraries (build with STATIC=1)"

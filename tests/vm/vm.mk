@@ -56,8 +56,10 @@ vm_name = $(patsubst %-$(VM_DEBARCH),%,$(patsubst linux-image-%,%,$(1)))
 VM_KERNEL_DIRS := $(foreach k,$(VM_KERNELS),$(VM_DIR)/kernel-$(call vm_name,$(k)))
 VM_INITRD := $(VM_DIR)/initramfs.cpio.gz
 # Every binary the build makes, at the same path under /build in the guest.
-VM_BINS := $(BINS) $(WORKLOADS) $(TEST_TOOLS) $(VM_DIR)/bpfls
-VM_GUEST := $(wildcard tests/vm/guest/*)
+VM_BINS := $(BINS) $(WORKLOADS) $(TEST_TOOLS) $(VM_DIR)/bpfls $(VM_DIR)/unitexec
+# The guest scripts, and the systemd units (contrib/systemd) whose
+# settings a guest test applies (unitexec: the guest has no systemd).
+VM_GUEST := $(wildcard tests/vm/guest/*) $(wildcard contrib/systemd/*.service)
 # The list itself, rewritten only when it changes: a binary or guest file
 # that goes away rebuilds the initramfs too (as does the directory's mtime).
 VM_LIST := $(VM_DIR)/initramfs.list
@@ -96,7 +98,7 @@ $(VM_DIR)/busybox: tests/vm/busybox.sh | $(VM_DIR)
 	$(call msg,BUSYBOX,$@)
 	$(Q)bash tests/vm/busybox.sh $(VM_DEBARCH) $@
 
-$(VM_DIR)/bpfls: tests/vm/bpfls.c | $(VM_DIR)
+$(VM_DIR)/bpfls $(VM_DIR)/unitexec: $(VM_DIR)/%: tests/vm/%.c | $(VM_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(PLAIN_CFLAGS) -static $< -o $@
 

@@ -47,7 +47,6 @@ enum sort { SORT_BYTES, SORT_READ, SORT_SEGS, SORT_RETRANS, SORT_DROPS };
 static const char *const by_names[] = { "process", "port", "flow" };
 static const char *const sort_names[] = { "bytes", "read", "segs", "retrans", "drops" };
 
-#define DEFAULT_ROWS 20
 
 static struct {
 	enum mode mode;
@@ -56,7 +55,7 @@ static struct {
 	long rows;
 	bool per_process, saw_by, saw_sort, saw_rows, saw_mode;
 	__u16 family, lport, rport;
-} opt = { .rows = DEFAULT_ROWS };
+} opt;
 
 /* Read from kernel BTF in one pass. */
 static struct kernel_facts {
@@ -125,7 +124,7 @@ static const struct argp_option options[] = {
 	{ "by", OPT_BY, "KEY", 0, "Rows per process (default), port (local port) or flow", 0 },
 	{ "sort", 's', "FIELD", 0, "Sort rows by bytes (received; default), read, segs, retrans "
 	  "or drops", 0 },
-	{ "rows", 'r', "N", 0, "Print the top N rows (default 20)", 0 },
+	{ "rows", 'r', "N", 0, "Print the top N rows (text default 20; JSON: all)", 0 },
 	{ "ipv4", '4', NULL, 0, "IPv4 connections only", 0 },
 	{ "ipv6", '6', NULL, 0, "IPv6 connections only", 0 },
 	{ "lport", OPT_LPORT, "PORT", 0, "Connections with this local port only", 0 },
@@ -660,7 +659,7 @@ static void table_note(FILE *f, const struct table *t)
 	fprintf(f, "%llu bytes received, %llu read, in %zu %s%s", table_sum_u64(t, "bytes"),
 		table_sum_u64(t, "read"), t->n,
 		opt.by == BY_PROCESS ? "processes" : opt.by == BY_PORT ? "ports" : "flows",
-		t->n > t->text_rows ? " (top rows shown)" : "");
+		t->n > table_text_rows(t) ? " (top rows shown)" : "");
 	if (lost)
 		fprintf(f, "; %llu closed sockets not counted: more than %d in one interval", lost,
 			TCPRCV_MAX_KEYS);
@@ -708,7 +707,7 @@ static int print_table(struct output *o, __u64 lost, double secs)
 	int err = 0;
 
 	table_init(&t, &specs[opt.by]);
-	t.text_rows = t.json_rows = (size_t)opt.rows;
+	t.limit = (size_t)opt.rows;
 	for (size_t i = 0; i < n_rows && !err; i++) {
 		const struct tcprcv_counts *c = &rows[i].c;
 		unsigned long long v[5] = { c->segs, c->bytes, c->read, c->retrans, c->drops };

@@ -207,6 +207,7 @@ static int parse_buffer(const char *arg, struct run_config *rc)
 {
 	char *end;
 	unsigned long long n;
+	int shift = 0;
 
 	if (opt.saw_buffer)
 		return cli_error(rc, "option '-b' given twice");
@@ -214,11 +215,14 @@ static int parse_buffer(const char *arg, struct run_config *rc)
 	errno = 0;
 	n = *arg >= '0' && *arg <= '9' ? strtoull(arg, &end, 10) : 0;
 	if (n && (*end == 'K' || *end == 'k'))
-		n <<= 10, end++;
+		shift = 10, end++;
 	else if (n && (*end == 'M' || *end == 'm'))
-		n <<= 20, end++;
-	if (errno || !n || *end || n < (unsigned long long)getpagesize() || n > (1ULL << 30) ||
-	    (n & (n - 1)))
+		shift = 20, end++;
+	/* bounded before the shift: shifted, 2^54 + 1K "M" would wrap to 1G */
+	if (errno || !n || *end || n > OPENSNOOP_RINGBUF_MAX >> shift)
+		n = 0;
+	n <<= shift;
+	if (n < (unsigned long long)getpagesize() || (n & (n - 1)))
 		return cli_error(rc, "invalid buffer size '%s': expected a power of two from %dK "
 				 "to 1024M (e.g. 64K, 4M)", arg, getpagesize() / 1024);
 	opt.ring_bytes = (__u32)n;

@@ -806,3 +806,28 @@ EOF_CASES
 	[ "$(grep -cE ' 127\.0\.0\.1:[0-9]+ 127\.0\.0\.1:[0-9]+$' "$T/TEXT.out")" -eq 20 ]
 	grep -qE "^$((N * EACH)) bytes received, $((N * EACH)) read, in [0-9]+ flows \(top rows shown\)\$" "$T/TEXT.out"
 }
+
+# Out of memory in a report (the rows of many live sockets, with no room
+# left to grow): the run ends with one line and exit 1, and the runtime
+# cleans up as after any failure: no stale --textfile, nothing loaded.
+# Serial: its 2,000 sockets would fill other tests' per-interval bounds.
+# bats test_tags=serial
+@test "out of memory in a report: one line, exit 1, the --textfile removed, nothing left loaded" {
+	"$BUILD/tcprcv" --version | grep -q static || skip "a dynamic build (make STATIC=0 or SANITIZE=1)"
+	net_lo
+	start_tool tcprcv -j --textfile "$T/t.prom" 0.1
+	retry test -s "$T/t.prom"
+	bpf_ids_of "$TOOL_JOB" "$T/ids"
+	# No more memory than it has now: brk and private mappings both count.
+	prlimit --pid "$TOOL_JOB" --data="$(awk '$1 == "VmData:" { print $2 * 1024 }' "/proc/$TOOL_JOB/status")"
+	ip netns exec "$SRV" python3 "$BATS_TEST_DIRNAME/workloads/manysocks.py" 1000 "$T/hold" \
+		> "$T/socks.out" 2>&1 &
+	JOBS+=($!)
+	tool_wait
+	finish
+	cat "$T/err"
+	[ "$TOOL_STATUS" -eq 1 ]
+	grep -qx 'tcprcv: cannot read the sockets: Cannot allocate memory' "$T/err"
+	[ ! -e "$T/t.prom" ]
+	bpf_ids_gone "$T/ids"
+}

@@ -1248,6 +1248,9 @@ int tool_run(const struct tool *t, int argc, char **argv)
 	case CLI_USAGE:
 		diag_error("%s", rc.err);
 		return EXIT_USAGE;
+	case CLI_FAILED:
+		diag_error("%s", rc.err);
+		return EXIT_RUNTIME;
 	case CLI_RUN:
 		break;
 	}

@@ -489,6 +489,23 @@ static sig_atomic_t writes_seen;
 static long long cpu_seen;
 static int idle_ms;
 
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+}
+
+/* A handler of a stop or of a tick runs alone: nested, SIGTERM in
+ * SIGINT's (timeout(1)'s pair of signals) or a tick in either, it would
+ * see the other's half-updated state (a first stop's time not yet set,
+ * taken for a second stop's). */
+static void handler_mask(sigset_t *set)
+{
+	stop_signals(set);
+	sigaddset(set, SIGALRM);
+}
+
 static void on_stop_tick(int sig)
 {
 	int saved = errno;
@@ -526,7 +543,7 @@ static void stop_watchdog(void)
 	armed = 1;
 	writes_seen = writes_out;
 	cpu_seen = cpu_ns();
-	sigemptyset(&sa.sa_mask);
+	handler_mask(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &tick, NULL);
 }
@@ -644,13 +661,6 @@ static void on_stop_signal(int sig)
 	errno = saved;
 }
 
-static void stop_signals(sigset_t *set)
-{
-	sigemptyset(set);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-}
-
 /* From the first line on, SIGINT and SIGTERM are caught, not blocked:
  * without SA_RESTART they interrupt a blocking call of the start-up
  * (which then fails or carries on), and the stop is taken at the next
@@ -661,7 +671,7 @@ static void stop_signals_startup(void)
 	struct sigaction sa = { .sa_handler = on_stop_signal };
 	sigset_t set;
 
-	sigemptyset(&sa.sa_mask);
+	handler_mask(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGALRM, SIG_DFL);
@@ -687,7 +697,7 @@ static int setup_loop(struct session *s)
 	alarm(0);
 	if (stop_requested)
 		stop_watchdog();
-	sigemptyset(&sa.sa_mask);
+	handler_mask(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	/* Output into a closed pipe (| head) shows as EPIPE: end quietly. */

@@ -479,3 +479,26 @@ print("exit", st, "after", int((time.time() - t0) * 1000), "ms")' "$T/err" "$BUI
 		[[ "$output" == *"status 0"* || "$output" == *"status -14"* ]]
 	done
 }
+
+# Nested, SIGTERM's handler in SIGINT's (timeout(1) sends both) saw the
+# first stop's time not yet set and took it for a second stop: the
+# output given up. No handler of a stop or of a tick may interrupt
+# another: each blocks all three signals while it runs.
+@test "the stop and tick handlers block SIGINT, SIGTERM and SIGALRM while they run (strace)" {
+	command -v strace >/dev/null || skip "no strace"
+	under_ptrace strace -f -qq -o "$T/strace" -e trace=rt_sigaction "$BUILD/readlat" -j 0.05 \
+		> "$T/out" 2> "$T/err" &
+	JOBS+=($!)
+	job=$!
+	wait_for "$T/err" 'Hit Ctrl-C to end'
+	# -f: each line begins with the PID, the tool's
+	kill -INT "$(awk '{ print $1; exit }' "$T/strace")"
+	wait_exit "$job"
+	grep -E 'rt_sigaction\(SIG(INT|TERM|ALRM), \{sa_handler=0x' "$T/strace" > "$T/handlers"
+	cat "$T/handlers"
+	# both stop signals at start-up and at the loop, and the stop's tick
+	[ "$(grep -c '(SIGINT,' "$T/handlers")" -eq 2 ]
+	[ "$(grep -c '(SIGTERM,' "$T/handlers")" -eq 2 ]
+	[ "$(grep -c '(SIGALRM,' "$T/handlers")" -eq 1 ]
+	refute grep -vE 'sa_mask=\[(INT ALRM TERM|INT TERM ALRM|ALRM INT TERM)\]' "$T/handlers"
+}

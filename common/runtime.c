@@ -396,6 +396,7 @@ static bool check_environment(struct session *s)
 		probes_list_unwanted(t, s->rc->probe_kind);
 	if (t->features && t->features(s->rc))
 		ok = false;
+	probe_checks_done();
 	return check_textfile(s) && ok;
 }
 

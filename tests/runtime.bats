@@ -502,3 +502,22 @@ print("exit", st, "after", int((time.time() - t0) * 1000), "ms")' "$T/err" "$BUI
 	[ "$(grep -c '(SIGALRM,' "$T/handlers")" -eq 1 ]
 	refute grep -vE 'sa_mask=\[(INT ALRM TERM|INT TERM ALRM|ALRM INT TERM)\]' "$T/handlers"
 }
+
+# The kernel's BTF that the fentry checks parse (megabytes) was kept for
+# the whole run. tcprcv --check checks --rcv-time's fentry on every
+# kernel: the BTF it loads is freed once the checks are over (bpftrace
+# on the binary's own libbpf: what btf__load_vmlinux_btf returned goes to
+# btf__free).
+@test "the kernel BTF parsed for the fentry checks is freed after them (bpftrace)" {
+	command -v bpftrace >/dev/null || skip "no bpftrace"
+	local exe=$BUILD/tcprcv
+	"$exe" --version | grep -q static || skip "a dynamic build: libbpf is not in the binary"
+	run timeout 60 bpftrace -q -o "$T/trace" -e "
+		uretprobe:$exe:btf__load_vmlinux_btf { @k[retval] = 1; printf(\"load %lx\n\", retval); }
+		uprobe:$exe:btf__free /@k[arg0]/ { printf(\"free %lx\n\", arg0); }
+		END { clear(@k); }" -c "$exe --check"
+	cat "$T/trace"
+	grep -qx 'tcprcv can run on this system' <<<"$output"
+	[ "$(grep -c '^load [0-9a-f]*[1-9a-f][0-9a-f]*$' "$T/trace")" -eq 1 ]
+	[ "$(sed -n 's/^load //p' "$T/trace")" = "$(sed -n 's/^free //p' "$T/trace")" ]
+}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -182,6 +183,13 @@ static int open_btf_file(const char *path, struct run_config *rc)
 	struct btf *btf;
 	int fd;
 
+	/* Run with privileges its user lacks (file capabilities, set-id),
+	 * libbpf's parser of an untrusted file would hold them too: the
+	 * kernel says so in AT_SECURE (root running the binary is not). */
+	if (getauxval(AT_SECURE))
+		return cli_error(rc, "--btf is refused: this program runs with file capabilities or "
+				 "set-id that its user does not have, and would parse the file with "
+				 "them; use --btf as root");
 	if (rc->btf_fd >= 0)
 		close(rc->btf_fd);
 	rc->btf_fd = -1;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -1082,8 +1083,53 @@ static void banner(struct session *s)
 	fprintf(stderr, "%s%s... Hit Ctrl-C to end.\n", s->tool->banner(), who);
 }
 
+/* The last close of a tracepoint's (or a kprobe's) perf event waits in
+ * the kernel for RCU grace periods, one close after another (a kernel
+ * mutex): a person pressing Ctrl-C would wait for every one,
+ * and at exit too, which closes them before the parent hears of it. A
+ * child takes references to them all and is killed as this process
+ * exits (PR_SET_PDEATHSIG, sent after our descriptors are closed): our
+ * closes are then quick, the kernel's waits happen in the child's exit,
+ * after the prompt is back. The programs are detached from their perf
+ * events (disabled) by our own closes at once. Without a child (fork
+ * failed) the closes are ours, as before. */
+static void close_in_background(void)
+{
+	pid_t parent = getpid(), pid;
+	sigset_t all;
+
+	/* The child never flushes what stdio holds (it ends by _exit() or
+	 * SIGKILL): nothing is written twice, and no flush of a blocked
+	 * output holds the stop up here. */
+	pid = fork();
+	if (pid != 0)
+		return;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	/* Nobody must wait for it: not a reader of our output for its end. */
+	for (int fd = 0; fd <= 2; fd++)
+		close(fd);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(0);
+	for (;;)
+		pause();
+}
+
+/* A tracepoint or a kprobe attached through a perf event: the closes
+ * that wait (a raw tracepoint's link is freed without a wait). */
+static bool perf_links_held(const struct session *s)
+{
+	for (int i = 0; i < s->tool->nprobes && i < MAX_PROBES; i++)
+		if (s->probes.links[i] && (s->tool->probes[i].kind == PROBE_TRACEPOINT ||
+					   s->tool->probes[i].kind == PROBE_KPROBE))
+			return true;
+	return false;
+}
+
 static void cleanup(struct session *s)
 {
+	if (perf_links_held(s))
+		close_in_background();
 	probes_detach(s->tool, &s->probes, s->filter_links, FILTER_EVENTS);
 	if (s->tool->close)
 		s->tool->close();

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -30,8 +31,6 @@ enum {
 	OPT_LABEL,
 	OPT_MAX_SERIES,
 };
-
-#define MAX_OPTIONS 64
 
 static const struct argp_option shared_filters[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only (all its threads)", 1 },
@@ -101,7 +100,7 @@ struct cli_state {
 	struct run_config *rc;
 	const struct argp_option *opts;
 	int positional;
-	bool given[MAX_OPTIONS];	/* by index in opts */
+	bool *given;		/* by index in opts */
 	bool exit_ok;		/* -h or -V: printed, exit 0 */
 	bool saw_j, saw_output;
 	const char *name;	/* as installed: cli_display_name() */
@@ -185,6 +184,13 @@ static int open_btf_file(const char *path, struct run_config *rc)
 	struct btf *btf;
 	int fd;
 
+	/* Run with privileges its user lacks (file capabilities, set-id),
+	 * libbpf's parser of an untrusted file would hold them too: the
+	 * kernel says so in AT_SECURE (root running the binary is not). */
+	if (getauxval(AT_SECURE))
+		return cli_error(rc, "--btf is refused: this program runs with file capabilities or "
+				 "set-id that its user does not have, and would parse the file with "
+				 "them; use --btf as root");
 	if (rc->btf_fd >= 0)
 		close(rc->btf_fd);
 	rc->btf_fd = -1;
@@ -519,12 +525,44 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return err ? EINVAL : 0;
 }
 
+static int count_options(const struct argp_option *o)
+{
+	int n = 0;
+
+	for (; o && (o->name || o->key); o++)
+		n++;
+	return n;
+}
+
 static int append(struct argp_option *dst, int n, const struct argp_option *src)
 {
 	for (; src && (src->name || src->key); src++)
-		if (n < MAX_OPTIONS - 1)
-			dst[n++] = *src;
+		dst[n++] = *src;
 	return n;
+}
+
+/* The tool's options and the shared ones it takes, as argp wants them
+ * (ended by a zeroed entry): malloc'd, or NULL. */
+static struct argp_option *all_options(const struct tool *t, int *n)
+{
+	struct argp_option *opts;
+	int k = 0;
+
+	*n = count_options(t->options) + count_options(shared_always);
+	if (t->shared & SHARED_FILTERS)
+		*n += count_options(shared_filters);
+	if (t->shared & SHARED_UNITS)
+		*n += count_options(shared_units);
+	opts = calloc((size_t)*n + 1, sizeof(*opts));
+	if (!opts)
+		return NULL;
+	k = append(opts, k, t->options);
+	if (t->shared & SHARED_FILTERS)
+		k = append(opts, k, shared_filters);
+	if (t->shared & SHARED_UNITS)
+		k = append(opts, k, shared_units);
+	append(opts, k, shared_always);
+	return opts;
 }
 
 /* -j is --output json: with another --output, which one counts would be
@@ -615,30 +653,31 @@ static void examples_as(const char *doc, const char *tool, const char *name, cha
 enum cli_result cli_parse(const struct tool *t, int argc, char **argv, struct run_config *rc)
 {
 	static char examples[2048];
-	static struct argp_option opts[MAX_OPTIONS];
-	struct cli_state st = { .tool = t, .rc = rc, .opts = opts,
+	struct cli_state st = { .tool = t, .rc = rc,
 				.name = cli_display_name(t, argc ? argv[0] : NULL) };
 	char doc[4096];
 	struct argp argp = {
-		.options = opts,
 		.parser = parse_opt,
 		.args_doc = "[interval [count]]",
 		.doc = doc,
 	};
-	int n = 0, err;
+	struct argp_option *opts;
+	enum cli_result result;
+	int n, err;
 
 	memset(rc, 0, sizeof(*rc));
 	rc->btf_fd = -1;
 	rc->unit = UNIT_USECS;
 	rc->probe_kind = -1;
 	rc->max_series = METRICS_MAX_SERIES_DEFAULT;
-	memset(opts, 0, sizeof(opts));
-	n = append(opts, n, t->options);
-	if (t->shared & SHARED_FILTERS)
-		n = append(opts, n, shared_filters);
-	if (t->shared & SHARED_UNITS)
-		n = append(opts, n, shared_units);
-	append(opts, n, shared_always);
+	argp.options = st.opts = opts = all_options(t, &n);
+	st.given = calloc((size_t)n + 1, sizeof(*st.given));
+	if (!opts || !st.given) {
+		free(opts);
+		free(st.given);
+		snprintf(rc->err, sizeof(rc->err), "out of memory");
+		return CLI_FAILED;
+	}
 	/* argp prints the text after \v below the options */
 	examples_as(t->doc ? t->doc : "", t->name, st.name, examples, sizeof(examples));
 	snprintf(doc, sizeof(doc), "%s\v%s%s", t->summary, examples, interval_doc);
@@ -647,12 +686,15 @@ enum cli_result cli_parse(const struct tool *t, int argc, char **argv, struct ru
 	 * then be taken from the user's options or answered with it. */
 	if (argc == 2 && !strcmp(argv[1], "--completion-table")) {
 		completion_table(stdout, opts, t->values, shared_values);
-		return CLI_EXIT_OK;
+		result = CLI_EXIT_OK;
+		goto out;
 	}
 
 	err = argp_parse(&argp, argc, argv, ARGP_NO_ERRS | ARGP_NO_HELP | ARGP_IN_ORDER, NULL, &st);
-	if (st.exit_ok)
-		return CLI_EXIT_OK;
+	if (st.exit_ok) {
+		result = CLI_EXIT_OK;
+		goto out;
+	}
 	if (!err && !rc->err[0]) {
 		validate_shared(rc);
 		if (!rc->err[0] && t->validate)
@@ -664,5 +706,9 @@ enum cli_result cli_parse(const struct tool *t, int argc, char **argv, struct ru
 	}
 	if (err && !rc->err[0])
 		cli_error(rc, "invalid command line");
-	return rc->err[0] ? CLI_USAGE : CLI_RUN;
+	result = rc->err[0] ? CLI_USAGE : CLI_RUN;
+out:
+	free(opts);
+	free(st.given);
+	return result;
 }

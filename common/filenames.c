@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,17 +152,26 @@ void filenames_free(struct filenames *f)
 	memset(f, 0, sizeof(*f));
 }
 
+/* The link is opened once, and what was opened is both checked and named:
+ * a stat(2) then a readlink(2) of the link could check one file and name
+ * another, the fd closed and reused in between. */
 int filenames_resolve_fd(const char *link, __u32 dev, __u64 ino, char *buf, size_t len)
 {
+	char self[32];
 	struct stat st;
-	ssize_t n;
+	ssize_t n = -1;
+	int fd = open(link, O_PATH | O_CLOEXEC);
 
-	if (ino && (stat(link, &st) || st.st_ino != ino ||
+	if (fd < 0)
+		return -1;
+	if (ino && (fstat(fd, &st) || st.st_ino != ino ||
 		    major(st.st_dev) != dev >> 20 || minor(st.st_dev) != (dev & 0xfffff)))
-		return -1;
-	n = readlink(link, buf, len - 1);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
+		goto out;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	n = readlink(self, buf, len - 1);
+	if (n >= 0)
+		buf[n] = '\0';
+out:
+	close(fd);
+	return n < 0 ? -1 : 0;
 }

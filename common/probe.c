@@ -24,18 +24,25 @@ const char *probe_kind_name(enum probe_kind kind)
 	}
 }
 
+/* The kernel's BTF, parsed for the fentry checks only: megabytes, freed
+ * by probe_checks_done() once the checks are over. */
+static struct btf *vmlinux_btf;
+static bool vmlinux_tried;
+
 static struct btf *kernel_btf(void)
 {
-	static struct btf *btf;
-	static bool tried;
-
-	if (!tried) {
-		tried = true;
-		btf = btf__load_vmlinux_btf();
-		if (!btf)
-			btf = NULL;
+	if (!vmlinux_tried) {
+		vmlinux_tried = true;
+		vmlinux_btf = btf__load_vmlinux_btf();
 	}
-	return btf;
+	return vmlinux_btf;
+}
+
+void probe_checks_done(void)
+{
+	btf__free(vmlinux_btf);
+	vmlinux_btf = NULL;
+	vmlinux_tried = false;
 }
 
 /* The kernel's own ENOTSUPP, which no libc names: what a trampoline the

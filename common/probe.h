@@ -19,6 +19,9 @@ struct probe_set {
 
 const char *probe_kind_name(enum probe_kind kind);
 bool probe_available(const struct probe *p, char *why, size_t len);
+/* The checks are over: what they hold for a next one (the kernel's BTF)
+ * is freed; a later check loads it again. */
+void probe_checks_done(void);
 /* 0 if the id of tracepoint "category/name" (in @path) can be read, as
  * attaching needs; else an errno: ENOENT if the kernel lacks it, EACCES or
  * EPERM if tracefs is closed to us. */

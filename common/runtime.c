@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -398,6 +399,7 @@ static bool check_environment(struct session *s)
 		probes_list_unwanted(t, s->rc->probe_kind);
 	if (t->features && t->features(s->rc))
 		ok = false;
+	probe_checks_done();
 	return check_textfile(s) && ok;
 }
 
@@ -491,6 +493,23 @@ static sig_atomic_t writes_seen;
 static long long cpu_seen;
 static int idle_ms;
 
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+}
+
+/* A handler of a stop or of a tick runs alone: nested, SIGTERM in
+ * SIGINT's (timeout(1)'s pair of signals) or a tick in either, it would
+ * see the other's half-updated state (a first stop's time not yet set,
+ * taken for a second stop's). */
+static void handler_mask(sigset_t *set)
+{
+	stop_signals(set);
+	sigaddset(set, SIGALRM);
+}
+
 static void on_stop_tick(int sig)
 {
 	int saved = errno;
@@ -528,7 +547,7 @@ static void stop_watchdog(void)
 	armed = 1;
 	writes_seen = writes_out;
 	cpu_seen = cpu_ns();
-	sigemptyset(&sa.sa_mask);
+	handler_mask(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &tick, NULL);
 }
@@ -646,13 +665,6 @@ static void on_stop_signal(int sig)
 	errno = saved;
 }
 
-static void stop_signals(sigset_t *set)
-{
-	sigemptyset(set);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-}
-
 /* From the first line on, SIGINT and SIGTERM are caught, not blocked:
  * without SA_RESTART they interrupt a blocking call of the start-up
  * (which then fails or carries on), and the stop is taken at the next
@@ -663,7 +675,7 @@ static void stop_signals_startup(void)
 	struct sigaction sa = { .sa_handler = on_stop_signal };
 	sigset_t set;
 
-	sigemptyset(&sa.sa_mask);
+	handler_mask(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGALRM, SIG_DFL);
@@ -689,7 +701,7 @@ static int setup_loop(struct session *s)
 	alarm(0);
 	if (stop_requested)
 		stop_watchdog();
-	sigemptyset(&sa.sa_mask);
+	handler_mask(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	/* Output into a closed pipe (| head) shows as EPIPE: end quietly. */
@@ -1073,8 +1085,53 @@ static void banner(struct session *s)
 	fprintf(stderr, "%s%s... Hit Ctrl-C to end.\n", s->tool->banner(), who);
 }
 
+/* The last close of a tracepoint's (or a kprobe's) perf event waits in
+ * the kernel for RCU grace periods, one close after another (a kernel
+ * mutex): a person pressing Ctrl-C would wait for every one,
+ * and at exit too, which closes them before the parent hears of it. A
+ * child takes references to them all and is killed as this process
+ * exits (PR_SET_PDEATHSIG, sent after our descriptors are closed): our
+ * closes are then quick, the kernel's waits happen in the child's exit,
+ * after the prompt is back. The programs are detached from their perf
+ * events (disabled) by our own closes at once. Without a child (fork
+ * failed) the closes are ours, as before. */
+static void close_in_background(void)
+{
+	pid_t parent = getpid(), pid;
+	sigset_t all;
+
+	/* The child never flushes what stdio holds (it ends by _exit() or
+	 * SIGKILL): nothing is written twice, and no flush of a blocked
+	 * output holds the stop up here. */
+	pid = fork();
+	if (pid != 0)
+		return;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	/* Nobody must wait for it: not a reader of our output for its end. */
+	for (int fd = 0; fd <= 2; fd++)
+		close(fd);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(0);
+	for (;;)
+		pause();
+}
+
+/* A tracepoint or a kprobe attached through a perf event: the closes
+ * that wait (a raw tracepoint's link is freed without a wait). */
+static bool perf_links_held(const struct session *s)
+{
+	for (int i = 0; i < s->tool->nprobes && i < MAX_PROBES; i++)
+		if (s->probes.links[i] && (s->tool->probes[i].kind == PROBE_TRACEPOINT ||
+					   s->tool->probes[i].kind == PROBE_KPROBE))
+			return true;
+	return false;
+}
+
 static void cleanup(struct session *s)
 {
+	if (perf_links_held(s))
+		close_in_background();
 	probes_detach(s->tool, &s->probes, s->filter_links, FILTER_EVENTS);
 	if (s->tool->close)
 		s->tool->close();
@@ -1269,6 +1326,9 @@ int tool_run(const struct tool *t, int argc, char **argv)
 	case CLI_USAGE:
 		diag_error("%s", rc.err);
 		return EXIT_USAGE;
+	case CLI_FAILED:
+		diag_error("%s", rc.err);
+		return EXIT_RUNTIME;
 	case CLI_RUN:
 		break;
 	}

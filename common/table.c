@@ -73,6 +73,18 @@ void table_sum(struct table *t, const struct table_sum *s)
 		t->sums[t->nsums++] = *s;
 }
 
+size_t table_text_rows(const struct table *t)
+{
+	size_t max = t->limit ? t->limit : TABLE_TEXT_ROWS;
+
+	return t->n < max ? t->n : max;
+}
+
+static size_t json_rows(const struct table *t)
+{
+	return t->limit && t->limit < t->n ? t->limit : t->n;
+}
+
 static const struct table_sum *sum_of(const struct table *t, const char *json)
 {
 	for (int i = 0; i < t->nsums; i++)
@@ -191,7 +203,7 @@ static void text_line(FILE *f, const struct table *t, const struct table_row *r)
 
 static void text_table(struct output *o, const struct table *t)
 {
-	size_t n = t->n < t->text_rows ? t->n : t->text_rows;
+	size_t n = table_text_rows(t);
 
 	if (t->spec->text_title)
 		t->spec->text_title(o->f, t);
@@ -220,7 +232,7 @@ static void json_sums(struct json *j, const struct table *t)
 
 static void json_table(struct output *o, const struct table *t)
 {
-	size_t n = t->n < t->json_rows ? t->n : t->json_rows;
+	size_t n = json_rows(t);
 	struct json j;
 
 	output_json_begin(o, &j);

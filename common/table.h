@@ -17,6 +17,9 @@
 #define TABLE_KEYS_MAX 8
 #define TABLE_COUNTS_MAX 8
 #define TABLE_SUMS_MAX 12
+/* The rows text shows when -r is not given; JSON then shows every row,
+ * so that a script's sum of the rows is the table's total. */
+#define TABLE_TEXT_ROWS 20
 
 /* How a text cell shows its key field. */
 enum cell_style {
@@ -79,9 +82,9 @@ struct table {
 	size_t n, cap;
 	struct table_sum sums[TABLE_SUMS_MAX];
 	int nsums;
-	/* Rows rendered, the first ones (text: -r; JSON: all, or -r); the
-	 * metrics take every row. */
-	size_t text_rows, json_rows;
+	/* -r N: the rows rendered, the first ones, in text and JSON; 0: not
+	 * given (text TABLE_TEXT_ROWS, JSON all). The metrics take every row. */
+	size_t limit;
 };
 
 /* An array and its length, as table_spec wants its columns and counts. */
@@ -92,6 +95,8 @@ void table_free(struct table *t);
 /* A row; its strings are copied. 0, or -1 when out of memory. */
 int table_add(struct table *t, const struct key_field *key, int nkey, const unsigned long long *counts);
 void table_sum(struct table *t, const struct table_sum *s);
+/* The rows text shows: for text_note's "more rows not shown". */
+size_t table_text_rows(const struct table *t);
 /* The value of the sum named @json (0 if none): for text_note. */
 unsigned long long table_sum_u64(const struct table *t, const char *json);
 double table_sum_num(const struct table *t, const char *json);

@@ -189,7 +189,8 @@ void completion_table(FILE *f, const struct argp_option *opts, const struct opti
  * usual 15 s scrapes, until stopped. */
 #define TEXTFILE_INTERVAL 15.0
 
-enum cli_result { CLI_RUN, CLI_EXIT_OK, CLI_USAGE };
+/* CLI_FAILED: no memory to parse with (rc->err says so), exit 1. */
+enum cli_result { CLI_RUN, CLI_EXIT_OK, CLI_USAGE, CLI_FAILED };
 enum cli_result cli_parse(const struct tool *t, int argc, char **argv, struct run_config *rc);
 /* The tool's name as it was run: "tt-opensnoop" for a binary installed
  * with a prefix (make install APP_PREFIX=tt-), else its own name. For

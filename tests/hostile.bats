@@ -141,7 +141,37 @@ run_as_user() {
 	done
 	[ "${out[0]}" = "${out[1]}" ]
 	[ "${out[0]}" = "${out[2]}" ]
-	[ "${out[0]}" = "2 readlat: cannot read BTF file 'X': Permission denied" ]
+	[ "${out[0]}" = "2 readlat: $BTF_REFUSED" ]
+}
+
+BTF_REFUSED="--btf is refused: this program runs with file capabilities or set-id that its user does not have, and would parse the file with them; use --btf as root"
+
+# A BTF file is parsed by libbpf in the process: with file capabilities a
+# user of the binary would have libbpf's parser read a file of the user's
+# choosing with them. The kernel marks such a run (AT_SECURE): --btf is
+# refused there, before the file is looked at; root running the same
+# binary (no privilege gained) may use it.
+@test "setcap'ed readlat as a user: --btf refused (AT_SECURE), whatever the file; as root, used" {
+	need_vmlinux
+	command -v setcap >/dev/null || skip "no setcap (libcap2-bin)"
+	nonroot_setup readlat ""
+	setcap cap_bpf,cap_perfmon,cap_dac_read_search+ep "$EXE" 2>"$T/setcap" ||
+		skip "setcap failed here: $(cat "$T/setcap")"
+	cp /sys/kernel/btf/vmlinux "$NONROOT_DIR/vmlinux.btf"
+	chmod 644 "$NONROOT_DIR/vmlinux.btf"
+	"${NONROOT[@]}" test -r "$NONROOT_DIR/vmlinux.btf"	# the user may read it
+	run --separate-stderr timeout 20 "${NONROOT[@]}" "$EXE" --btf "$NONROOT_DIR/vmlinux.btf" --duration 0.2
+	echo "$status: $stderr"
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[ "$stderr" = "readlat: $BTF_REFUSED" ]
+	# the capabilities work for the user without --btf: only --btf is refused
+	run --separate-stderr timeout 20 "${NONROOT[@]}" "$EXE" --duration 0.2
+	echo "$status: $stderr"
+	[ "$status" -eq 0 ]
+	run --separate-stderr timeout 20 "$EXE" -P --btf "$NONROOT_DIR/vmlinux.btf" --duration 0.2
+	echo "$status: $stderr"
+	[ "$status" -eq 0 ]
 }
 
 @test "--btf FILE is opened once, and nothing else looks it up by name (strace)" {

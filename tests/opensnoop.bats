@@ -209,6 +209,8 @@ count_path() { jq -s --arg p "$1" 'map(select(.path == $p)) | length' "${2:-$T/o
 -u abc|invalid UID 'abc'
 -b 3000|invalid buffer size '3000'
 -b 1G2|invalid buffer size
+-b 18014398509483008M|invalid buffer size
+-b 18446744073709551616|invalid buffer size
 1|no interval
 -d 5|no -d: a duration is --duration SECONDS
 --duration 0|invalid duration '0'

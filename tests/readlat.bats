@@ -517,6 +517,34 @@ EOF_CASES
 	jout '.count == 30 and .p50 >= 1024 and .p50 < $hi' --argjson hi "$LAT_HI"
 }
 
+# Without kernel BTF (or with the kernel's name of a file lost) -F asks
+# /proc what the fd is. A stat(2) then a readlink(2) of /proc/PID/fd/N
+# could check one file and name another (the fd closed and reused in
+# between): the link is opened once, and what was opened is checked (when
+# the file is known: with BTF) and named. Nothing looks the link up again.
+@test "without kernel BTF: -F names each fd from /proc, its link opened once (strace)" {
+	command -v strace >/dev/null || skip "no strace"
+	start_load A --threads 2 --reads 15 --delay-us 1000
+	unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec strace -f -qq -o '$T/strace' \
+		-e trace=openat,stat,newfstatat,statx,readlink,readlinkat '$BUILD/readlat' -j -F -p $A_PID" \
+		> "$T/out" 2> "$T/err" &
+	TOOL_JOB=$!
+	watchdog "$TOOL_JOB"
+	wait_for "$T/err" 'Hit Ctrl-C to end'
+	go
+	wait_for "$T/A.out" '^done'	# reads over, process held: paths resolve
+	# -f: each line begins with the PID, the tool's
+	kill -INT "$(awk '{ print $1; exit }' "$T/strace")"
+	tool_wait
+	grep -F "/proc/$A_PID/fd/" "$T/strace"
+	for fd in "${A_FDS[@]}"; do
+		jout 'select(.key.fd == $fd) | .count == 15 and (.key.path | startswith("pipe:["))' \
+			--argjson fd "$fd"
+		[ "$(grep -cF "\"/proc/$A_PID/fd/$fd\"" "$T/strace")" -eq 1 ]
+		grep -qE "openat\(AT_FDCWD, \"/proc/$A_PID/fd/$fd\", .*O_PATH" "$T/strace"
+	done
+}
+
 # (names of its own: -n rl_alpha beside it would count these reads too)
 @test "without kernel BTF: -n copies the name out to compare it, same counts" {
 	start_load A --reads 25 --delay-us 2000 --comm rl_nb_alpha

@@ -493,3 +493,82 @@ print("exit", st, "after", int((time.time() - t0) * 1000), "ms")' "$T/err" "$BUI
 		[[ "$output" == *"status 0"* || "$output" == *"status -14"* ]]
 	done
 }
+
+# Nested, SIGTERM's handler in SIGINT's (timeout(1) sends both) saw the
+# first stop's time not yet set and took it for a second stop: the
+# output given up. No handler of a stop or of a tick may interrupt
+# another: each blocks all three signals while it runs.
+@test "the stop and tick handlers block SIGINT, SIGTERM and SIGALRM while they run (strace)" {
+	command -v strace >/dev/null || skip "no strace"
+	under_ptrace strace -f -qq -o "$T/strace" -e trace=rt_sigaction "$BUILD/readlat" -j 0.05 \
+		> "$T/out" 2> "$T/err" &
+	JOBS+=($!)
+	job=$!
+	wait_for "$T/err" 'Hit Ctrl-C to end'
+	# -f: each line begins with the PID, the tool's
+	kill -INT "$(awk '{ print $1; exit }' "$T/strace")"
+	wait_exit "$job"
+	grep -E 'rt_sigaction\(SIG(INT|TERM|ALRM), \{sa_handler=0x' "$T/strace" > "$T/handlers"
+	cat "$T/handlers"
+	# both stop signals at start-up and at the loop, and the stop's tick
+	[ "$(grep -c '(SIGINT,' "$T/handlers")" -eq 2 ]
+	[ "$(grep -c '(SIGTERM,' "$T/handlers")" -eq 2 ]
+	[ "$(grep -c '(SIGALRM,' "$T/handlers")" -eq 1 ]
+	refute grep -vE 'sa_mask=\[(INT ALRM TERM|INT TERM ALRM|ALRM INT TERM)\]' "$T/handlers"
+}
+
+# The kernel's BTF that the fentry checks parse (megabytes) was kept for
+# the whole run. tcprcv --check checks --rcv-time's fentry on every
+# kernel: the BTF it loads is freed once the checks are over (bpftrace
+# on the binary's own libbpf: what btf__load_vmlinux_btf returned goes to
+# btf__free).
+@test "the kernel BTF parsed for the fentry checks is freed after them (bpftrace)" {
+	command -v bpftrace >/dev/null || skip "no bpftrace"
+	local exe=$BUILD/tcprcv
+	"$exe" --version | grep -q static || skip "a dynamic build: libbpf is not in the binary"
+	run timeout 60 bpftrace -q -o "$T/trace" -e "
+		uretprobe:$exe:btf__load_vmlinux_btf { @k[retval] = 1; printf(\"load %lx\n\", retval); }
+		uprobe:$exe:btf__free /@k[arg0]/ { printf(\"free %lx\n\", arg0); }
+		END { clear(@k); }" -c "$exe --check"
+	cat "$T/trace"
+	grep -qx 'tcprcv can run on this system' <<<"$output"
+	[ "$(grep -c '^load [0-9a-f]*[1-9a-f][0-9a-f]*$' "$T/trace")" -eq 1 ]
+	[ "$(sed -n 's/^load //p' "$T/trace")" = "$(sed -n 's/^free //p' "$T/trace")" ]
+}
+
+# The last close of a tracepoint's perf event waits in the kernel for RCU
+# grace periods, one close after another: the exit waited for all of them
+# (opensnoop 165 ms, bench/RESULTS.md). A child holds the last references
+# and is killed as the tool exits: the tool's exit comes first, the
+# child's (its closes) after it, and nothing of the run is left (strace:
+# the order of the two exits is the kernel's, whatever the load). biolat's
+# raw tracepoints are freed without a wait: no child.
+@test "a stop: the tool exits before the kernel frees its links, in a child killed at its exit; nothing left" {
+	command -v strace >/dev/null || skip "no strace"
+	local tool pid child
+	for tool in readlat opensnoop tcprcv biolat; do
+		rm -f "$T/strace" "$T/out" "$T/err" "$T/ids"
+		under_ptrace strace -f -q -o "$T/strace" -e trace=execve,prctl,exit_group \
+			"$BUILD/$tool" > "$T/out" 2> "$T/err" &
+		job=$!
+		wait_for "$T/err" 'Hit Ctrl-C to end'
+		pid=$(awk '/execve\(/ { print $1; exit }' "$T/strace")
+		bpf_ids_of "$pid" "$T/ids"
+		kill -INT "$pid"
+		wait_exit "$job"
+		cat "$T/strace"
+		child=$(awk '/prctl\(PR_SET_PDEATHSIG, SIGKILL/ { print $1; exit }' "$T/strace")
+		if [ "$tool" = biolat ]; then
+			[ -z "$child" ]
+			bpf_ids_gone "$T/ids"
+			continue
+		fi
+		[ -n "$child" ]
+		[ "$child" != "$pid" ]
+		grep -n -E "^($pid +\+\+\+ exited with 0|$child +\+\+\+ killed by SIGKILL) \+\+\+$" "$T/strace" > "$T/ends"
+		cat "$T/ends"
+		[ "$(wc -l < "$T/ends")" -eq 2 ]
+		grep -qE "^[0-9]+:$pid " <(head -1 "$T/ends")
+		bpf_ids_gone "$T/ids"
+	done
+}

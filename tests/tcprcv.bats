@@ -769,3 +769,65 @@ EOF_CASES
 	grep -qx '0 bytes received, 0 read, in 0 flows' <<<"$output"
 }
 
+
+# One rule for every table: JSON carries every row unless -r is given (a
+# script's sum of the rows is the table's total); text shows the top 20.
+# Serial: other tests' closed sockets share the per-interval bound
+# (TCPRCV_MAX_KEYS) and would be counted lost out of this table.
+# bats test_tags=serial
+@test "50 connections: JSON has every row and they add up to the totals; -r cuts; text the top 20" {
+	net_lo
+	N=50 EACH=$((16 * KIB))
+	serve R "$SRV" 127.0.0.1 --comm tr_rows --conns $N
+	for i in $(seq $N); do
+		send "S$i" "$CLI" 127.0.0.1 "$R_PORT" "$EACH"
+	done
+	start_tool tcprcv -j --by flow --lport "$R_PORT" 60
+	start_more tcprcv CUT -j --by flow --lport "$R_PORT" -r 5 60
+	start_more tcprcv TEXT --by flow --lport "$R_PORT" 60
+	go
+	served R $((N * EACH))
+	for i in $(seq $N); do sent "S$i"; done
+	closed "$SRV" "$R_PORT"
+	stop_tool INT
+	stop_more CUT
+	stop_more TEXT
+	# a flow is a row per owner: one whose bytes came before its accept
+	# (the server accepts one connection after another) has a row of
+	# an owner not known yet too, so N rows or more
+	jq -c '.rows |= length' "$T/out"
+	[ "$(jq -s length "$T/out")" -eq 1 ]
+	jout '.keys >= $n and (.rows | length) == .keys and .bytes == $b and .read == $b and
+		(.rows | map(.bytes) | add) == .bytes and (.rows | map(.read) | add) == .read and
+		(.rows | map(.segs) | add) == .segs' --argjson n $N --argjson b $((N * EACH))
+	jq -e -s --argjson n $N --argjson b $((N * EACH)) \
+		'length == 1 and all(.keys >= $n and .bytes == $b and (.rows | length) == 5)' "$T/CUT.out"
+	cat "$T/TEXT.out"
+	[ "$(grep -cE ' 127\.0\.0\.1:[0-9]+ 127\.0\.0\.1:[0-9]+$' "$T/TEXT.out")" -eq 20 ]
+	grep -qE "^$((N * EACH)) bytes received, $((N * EACH)) read, in [0-9]+ flows \(top rows shown\)\$" "$T/TEXT.out"
+}
+
+# Out of memory in a report (the rows of many live sockets, with no room
+# left to grow): the run ends with one line and exit 1, and the runtime
+# cleans up as after any failure: no stale --textfile, nothing loaded.
+# Serial: its 2,000 sockets would fill other tests' per-interval bounds.
+# bats test_tags=serial
+@test "out of memory in a report: one line, exit 1, the --textfile removed, nothing left loaded" {
+	"$BUILD/tcprcv" --version | grep -q static || skip "a dynamic build (make STATIC=0 or SANITIZE=1)"
+	net_lo
+	start_tool tcprcv -j --textfile "$T/t.prom" 0.1
+	retry test -s "$T/t.prom"
+	bpf_ids_of "$TOOL_JOB" "$T/ids"
+	# No more memory than it has now: brk and private mappings both count.
+	prlimit --pid "$TOOL_JOB" --data="$(awk '$1 == "VmData:" { print $2 * 1024 }' "/proc/$TOOL_JOB/status")"
+	ip netns exec "$SRV" python3 "$BATS_TEST_DIRNAME/workloads/manysocks.py" 1000 "$T/hold" \
+		> "$T/socks.out" 2>&1 &
+	JOBS+=($!)
+	tool_wait
+	finish
+	cat "$T/err"
+	[ "$TOOL_STATUS" -eq 1 ]
+	grep -qx 'tcprcv: cannot read the sockets: Cannot allocate memory' "$T/err"
+	[ ! -e "$T/t.prom" ]
+	bpf_ids_gone "$T/ids"
+}

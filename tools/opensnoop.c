@@ -25,7 +25,6 @@ enum {
 	OPT_BY,
 };
 
-#define DEFAULT_ROWS 20
 
 static struct {
 	enum opensnoop_mode mode;
@@ -39,8 +38,7 @@ static struct {
 	int accmode;			/* -1: any */
 	__u32 ring_bytes;
 	bool saw_uid, saw_errno, saw_buffer;
-} opt = { .uid = OPENSNOOP_NO_UID, .accmode = -1, .ring_bytes = OPENSNOOP_RINGBUF_DEFAULT,
-	    .rows = DEFAULT_ROWS };
+} opt = { .uid = OPENSNOOP_NO_UID, .accmode = -1, .ring_bytes = OPENSNOOP_RINGBUF_DEFAULT };
 
 static struct opensnoop_bpf *skel;
 static struct ring_buffer *rb;
@@ -209,6 +207,7 @@ static int parse_buffer(const char *arg, struct run_config *rc)
 {
 	char *end;
 	unsigned long long n;
+	int shift = 0;
 
 	if (opt.saw_buffer)
 		return cli_error(rc, "option '-b' given twice");
@@ -216,11 +215,14 @@ static int parse_buffer(const char *arg, struct run_config *rc)
 	errno = 0;
 	n = *arg >= '0' && *arg <= '9' ? strtoull(arg, &end, 10) : 0;
 	if (n && (*end == 'K' || *end == 'k'))
-		n <<= 10, end++;
+		shift = 10, end++;
 	else if (n && (*end == 'M' || *end == 'm'))
-		n <<= 20, end++;
-	if (errno || !n || *end || n < (unsigned long long)getpagesize() || n > (1ULL << 30) ||
-	    (n & (n - 1)))
+		shift = 20, end++;
+	/* bounded before the shift: shifted, 2^54 + 1K "M" would wrap to 1G */
+	if (errno || !n || *end || n > OPENSNOOP_RINGBUF_MAX >> shift)
+		n = 0;
+	n <<= shift;
+	if (n < (unsigned long long)getpagesize() || (n & (n - 1)))
 		return cli_error(rc, "invalid buffer size '%s': expected a power of two from %dK "
 				 "to 1024M (e.g. 64K, 4M)", arg, getpagesize() / 1024);
 	opt.ring_bytes = (__u32)n;
@@ -577,7 +579,7 @@ static void count_note(FILE *f, const struct table *t)
 {
 	static const char *const what[] = { "processes", "files", "results", "commands" };
 	unsigned long long lost = table_sum_u64(t, "lost"), missed = table_sum_u64(t, "missed");
-	size_t n = t->n < t->text_rows ? t->n : t->text_rows;
+	size_t n = table_text_rows(t);
 
 	fprintf(f, "%llu opens by %zu %s", table_sum_u64(t, "total"), t->n, what[opt.by]);
 	if (t->n > n)
@@ -617,9 +619,7 @@ static int row_key(const void *key, struct key_field *k, char *comm, char *path)
 	return n;
 }
 
-/* Every key, ranked; text shows the top rows (-r, default 20) and says
- * how many it hid; JSON has every row unless -r asks for fewer, so its
- * rows add up to its total. */
+/* Every key, ranked; the table shows the rows -r asks for (table.h). */
 static int report_counts(struct output *o, struct keyed_snapshot *snap, const struct hist_interval *iv)
 {
 	char comm[FILTER_COMM_LEN + 1], path[OPENSNOOP_PATH_MAX];
@@ -631,8 +631,7 @@ static int report_counts(struct output *o, struct keyed_snapshot *snap, const st
 	if (snap->n)	/* order is NULL for an empty snapshot */
 		qsort(snap->order, snap->n, sizeof(*snap->order), by_value);
 	table_init(&t, &specs[opt.by]);
-	t.text_rows = (size_t)opt.rows;
-	t.json_rows = opt.saw_rows ? (size_t)opt.rows : SIZE_MAX;
+	t.limit = (size_t)opt.rows;
 	for (size_t i = 0; i < snap->n && !err; i++) {
 		const struct opensnoop_count *c = keyed_value(snap, i);
 		unsigned long long v[2] = { c->opens, c->failed };

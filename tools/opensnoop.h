@@ -9,6 +9,7 @@
 
 #define OPENSNOOP_PATH_MAX 256		/* bytes of a path kept, with its NUL */
 #define OPENSNOOP_RINGBUF_DEFAULT (1024 * 1024)
+#define OPENSNOOP_RINGBUF_MAX (1ULL << 30)
 #define OPENSNOOP_NO_UID 0xFFFFFFFFU
 
 enum opensnoop_mode {

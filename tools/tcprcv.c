@@ -47,7 +47,6 @@ enum sort { SORT_BYTES, SORT_READ, SORT_SEGS, SORT_RETRANS, SORT_DROPS };
 static const char *const by_names[] = { "process", "port", "flow" };
 static const char *const sort_names[] = { "bytes", "read", "segs", "retrans", "drops" };
 
-#define DEFAULT_ROWS 20
 
 static struct {
 	enum mode mode;
@@ -56,7 +55,7 @@ static struct {
 	long rows;
 	bool per_process, saw_by, saw_sort, saw_rows, saw_mode;
 	__u16 family, lport, rport;
-} opt = { .rows = DEFAULT_ROWS };
+} opt;
 
 /* Read from kernel BTF in one pass. */
 static struct kernel_facts {
@@ -125,7 +124,7 @@ static const struct argp_option options[] = {
 	{ "by", OPT_BY, "KEY", 0, "Rows per process (default), port (local port) or flow", 0 },
 	{ "sort", 's', "FIELD", 0, "Sort rows by bytes (received; default), read, segs, retrans "
 	  "or drops", 0 },
-	{ "rows", 'r', "N", 0, "Print the top N rows (default 20)", 0 },
+	{ "rows", 'r', "N", 0, "Print the top N rows (text default 20; JSON: all)", 0 },
 	{ "ipv4", '4', NULL, 0, "IPv4 connections only", 0 },
 	{ "ipv6", '6', NULL, 0, "IPv6 connections only", 0 },
 	{ "lport", OPT_LPORT, "PORT", 0, "Connections with this local port only", 0 },
@@ -430,17 +429,18 @@ static int by_sock(const void *a, const void *b)
 	return x->gen < y->gen ? -1 : x->gen > y->gen;
 }
 
+/* @p with room for @need elements, or NULL (@p and @cap as they were)
+ * when out of memory: the report fails and the runtime cleans up. */
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
 {
+	size_t ncap = need * 2 + 64;
 	void *q;
 
 	if (need <= *cap)
 		return p;
-	q = realloc(p, (*cap = need * 2 + 64) * size);
-	if (!q) {
-		diag_error("out of memory");
-		exit(EXIT_RUNTIME);
-	}
+	q = realloc(p, ncap * size);
+	if (q)
+		*cap = ncap;
 	return q;
 }
 
@@ -456,16 +456,17 @@ static struct tcprcv_counts reported(__u64 sk, __u64 gen)
 	return s->c;
 }
 
-static void add_row(const struct tcprcv_ident *id, const struct tcprcv_counts *d)
+static int add_row(const struct tcprcv_ident *id, const struct tcprcv_counts *d)
 {
 	struct row r = { .c = *d };
+	struct row *more;
 
 	if (!(d->segs | d->bytes | d->read | d->retrans | d->drops))
-		return;
+		return 0;
 	/* Without a process filter a socket whose owner is not known yet is
 	 * shown as such; with one it may be anybody's: left out. */
 	if (!id->pid && (config->pid || config->tid || config->comm[0] || config->cgroup))
-		return;
+		return 0;
 	r.id.pid = id->pid;
 	if (opt.by != BY_PROCESS)
 		r.id.lport = id->lport;
@@ -475,8 +476,23 @@ static void add_row(const struct tcprcv_ident *id, const struct tcprcv_counts *d
 		memcpy(r.id.laddr, id->laddr, sizeof(r.id.laddr));
 		memcpy(r.id.raddr, id->raddr, sizeof(r.id.raddr));
 	}
-	rows = grow(rows, &cap_rows, n_rows + 1, sizeof(*rows));
+	more = grow(rows, &cap_rows, n_rows + 1, sizeof(*rows));
+	if (!more)
+		return -ENOMEM;
+	rows = more;
 	rows[n_rows++] = r;
+	return 0;
+}
+
+static int keep_seen(const struct seen *s)
+{
+	struct seen *more = grow(seen_new, &cap_new, n_new + 1, sizeof(*seen_new));
+
+	if (!more)
+		return -ENOMEM;
+	seen_new = more;
+	seen_new[n_new++] = *s;
+	return 0;
 }
 
 static struct tcprcv_counts minus(const struct tcprcv_counts *a, const struct tcprcv_counts *b)
@@ -487,27 +503,26 @@ static struct tcprcv_counts minus(const struct tcprcv_counts *a, const struct tc
 
 /* A socket's counts now: the difference goes to its row; the counts are
  * kept for the next report unless it is closed. */
-static void account(__u64 sk, __u64 gen, struct tcprcv_ident id, const struct tcprcv_counts *c,
-		    __u32 read_pid, bool live)
+static int account(__u64 sk, __u64 gen, struct tcprcv_ident id, const struct tcprcv_counts *c,
+		   __u32 read_pid, bool live)
 {
 	struct tcprcv_counts was = reported(sk, gen), d = minus(c, &was);
 
-	if (live) {
-		seen_new = grow(seen_new, &cap_new, n_new + 1, sizeof(*seen_new));
-		seen_new[n_new++] = (struct seen){ .sk = sk, .gen = gen, .c = *c };
-	}
+	if (live && keep_seen(&(struct seen){ .sk = sk, .gen = gen, .c = *c }))
+		return -ENOMEM;
 	if (id.flags & SOCK_SKIP)
-		return;
+		return 0;
 	/* The bytes read belong to the first reader; the rest to the owner. */
 	if (read_pid && read_pid != id.pid && d.read) {
 		struct tcprcv_counts r = { .read = d.read };
 		struct tcprcv_ident rid = id;
 
 		rid.pid = read_pid;
-		add_row(&rid, &r);
+		if (add_row(&rid, &r))
+			return -ENOMEM;
 		d.read = 0;
 	}
-	add_row(&id, &d);
+	return add_row(&id, &d);
 }
 
 /* Every live socket, read in batches from the kernel. */
@@ -527,27 +542,31 @@ static int read_live(void)
 		if (err && errno != ENOENT)
 			return -errno;
 		for (__u32 i = 0; i < count; i++)
-			if (vals[i].gen)
-				account(keys[i], vals[i].gen, vals[i].id, &vals[i].c, vals[i].read_pid, true);
+			if (vals[i].gen && account(keys[i], vals[i].gen, vals[i].id, &vals[i].c,
+						   vals[i].read_pid, true))
+				return -ENOMEM;
 	} while (!err);
 	return 0;
 }
 
 /* Sockets closed and reads from shared sockets, this interval. */
-static void read_closed(const struct keyed_snapshot *snap)
+static int read_closed(const struct keyed_snapshot *snap)
 {
-	for (size_t i = 0; i < snap->n; i++) {
+	int err = 0;
+
+	for (size_t i = 0; i < snap->n && !err; i++) {
 		const struct tcprcv_final_key *k = keyed_key(snap, i);
 		const struct tcprcv_final *f = keyed_value(snap, i);
 
 		if (k->reader) {
 			struct tcprcv_counts r = { .read = f->c.read };
 
-			add_row(&f->id, &r);
+			err = add_row(&f->id, &r);
 		} else {
-			account(k->sk, k->gen, f->id, &f->c, f->read_pid, false);
+			err = account(k->sk, k->gen, f->id, &f->c, f->read_pid, false);
 		}
 	}
+	return err;
 }
 
 static int by_row_key(const void *a, const void *b)
@@ -660,7 +679,7 @@ static void table_note(FILE *f, const struct table *t)
 	fprintf(f, "%llu bytes received, %llu read, in %zu %s%s", table_sum_u64(t, "bytes"),
 		table_sum_u64(t, "read"), t->n,
 		opt.by == BY_PROCESS ? "processes" : opt.by == BY_PORT ? "ports" : "flows",
-		t->n > t->text_rows ? " (top rows shown)" : "");
+		t->n > table_text_rows(t) ? " (top rows shown)" : "");
 	if (lost)
 		fprintf(f, "; %llu closed sockets not counted: more than %d in one interval", lost,
 			TCPRCV_MAX_KEYS);
@@ -708,7 +727,7 @@ static int print_table(struct output *o, __u64 lost, double secs)
 	int err = 0;
 
 	table_init(&t, &specs[opt.by]);
-	t.text_rows = t.json_rows = (size_t)opt.rows;
+	t.limit = (size_t)opt.rows;
 	for (size_t i = 0; i < n_rows && !err; i++) {
 		const struct tcprcv_counts *c = &rows[i].c;
 		unsigned long long v[5] = { c->segs, c->bytes, c->read, c->retrans, c->drops };
@@ -739,15 +758,18 @@ static int print_table(struct output *o, __u64 lost, double secs)
 /* A socket that left the live map without reaching the closed map yet
  * (closed between the swap and the read) is in the next closed map: what
  * was reported of it is kept for two more reports. */
-static void keep_missing(void)
+static int keep_missing(void)
 {
 	for (size_t i = 0; i < n_old; i++) {
-		if (seen_old[i].found || seen_old[i].missing >= 2)
+		struct seen s = seen_old[i];
+
+		if (s.found || s.missing >= 2)
 			continue;
-		seen_new = grow(seen_new, &cap_new, n_new + 1, sizeof(*seen_new));
-		seen_new[n_new] = seen_old[i];
-		seen_new[n_new++].missing++;
+		s.missing++;
+		if (keep_seen(&s))
+			return -ENOMEM;
 	}
+	return 0;
 }
 
 static int report_table(struct output *o)
@@ -770,8 +792,11 @@ static int report_table(struct output *o)
 	if (err)
 		goto out;
 	/* Closed sockets are looked up among the last report's. */
-	read_closed(&snap);
-	keep_missing();
+	err = read_closed(&snap);
+	if (!err)
+		err = keep_missing();
+	if (err)
+		goto out;
 	if (n_new)	/* seen_new is NULL until a socket is seen */
 		qsort(seen_new, n_new, sizeof(*seen_new), by_sock);
 	swap = seen_old;

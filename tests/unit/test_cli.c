@@ -637,6 +637,44 @@ static void test_tool_option(void **state)
 	assert_false(tool_saw_shared);
 }
 
+/* A tool with more options than any fixed table held (64, with the
+ * shared ones): the last of them and the shared ones after it still
+ * parse, and count as given. */
+#define MANY_OPTIONS 100
+#define OPT_MANY 0x2000
+
+static int many_seen;
+
+static int many_parse(int key, char *arg, struct run_config *rc)
+{
+	(void)arg;
+	(void)rc;
+	if (key < OPT_MANY || key >= OPT_MANY + MANY_OPTIONS)
+		return ARGP_ERR_UNKNOWN;
+	many_seen = key - OPT_MANY;
+	return 0;
+}
+
+static void test_many_options(void **state)
+{
+	static char names[MANY_OPTIONS][8];
+	static struct argp_option opts[MANY_OPTIONS + 1];
+	struct tool many = { .name = "t", .summary = "Many options.", .shared = SHARED_FILTERS,
+			     .options = opts, .parse = many_parse };
+
+	(void)state;
+	for (int i = 0; i < MANY_OPTIONS; i++) {
+		snprintf(names[i], sizeof(names[i]), "o%d", i);
+		opts[i] = (struct argp_option){ names[i], OPT_MANY + i, "N", 0, "An option", 0 };
+	}
+	many_seen = -1;
+	expect_run(RUN(&many, "--o99", "1", "-p", "7", "--duration", "2"));
+	assert_int_equal(many_seen, 99);
+	assert_int_equal(rc.pid, 7);
+	USAGE(RUN(&many, "--o98", "1", "--o98", "2"), "'--o98' given twice");
+	USAGE(RUN(&many, "-p", "1", "-p", "2"), "given twice");
+}
+
 /* Once an error is recorded, later options do not overwrite it. */
 static void test_first_error_wins(void **state)
 {
@@ -821,6 +859,7 @@ int main(void)
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_btf),
 		cmocka_unit_test(test_tool_option),
+		cmocka_unit_test(test_many_options),
 		cmocka_unit_test(test_first_error_wins),
 		cmocka_unit_test(test_parse_pid),
 		cmocka_unit_test(test_parse_decimal),

@@ -170,8 +170,9 @@ static void note(FILE *f, const struct table *t)
 
 static const struct table_spec spec = { "test", TABLE_ARRAY(cols), TABLE_ARRAY(counts), NULL, note };
 
-/* Three rows: one with a hostile path, one truncated, one unreadable. */
-static void fill(struct table *t, struct output *o)
+/* Three rows: one with a hostile path, one truncated, one unreadable;
+ * @limit as -r gives it (0: not given). */
+static void fill(struct table *t, struct output *o, size_t limit)
 {
 	static const struct {
 		unsigned long long pid, opens, failed;
@@ -185,8 +186,7 @@ static void fill(struct table *t, struct output *o)
 	};
 
 	table_init(t, &spec);
-	t->text_rows = 2;
-	t->json_rows = SIZE_MAX;
+	t->limit = limit;
 	for (size_t i = 0; i < 3; i++) {
 		struct key_field key[4] = {
 			KEY_UINT("pid", rows[i].pid), KEY_ERRNO_OF("errno", rows[i].err),
@@ -215,7 +215,7 @@ static void test_table_text(void **state)
 
 	(void)state;
 	capture_open(&c, OUTPUT_TEXT, false);
-	fill(&t, &c.o);
+	fill(&t, &c.o, 2);
 	output_table(&c.o, &t);
 	table_free(&t);
 	out = capture_close(&c);
@@ -235,7 +235,7 @@ static void test_table_json(void **state)
 	(void)state;
 	capture_open(&c, OUTPUT_JSON, false);
 	strcpy(c.o.iso, "2024-01-02T03:04:05.678+01:00");
-	fill(&t, &c.o);
+	fill(&t, &c.o, 0);
 	output_table(&c.o, &t);
 	table_free(&t);
 	out = capture_close(&c);
@@ -257,6 +257,45 @@ static void test_table_json(void **state)
 	free(out);
 }
 
+/* Without -r text shows TABLE_TEXT_ROWS and JSON every row (a script's
+ * sum of the rows is the total); -r N cuts both. */
+static void test_table_rows(void **state)
+{
+	const enum output_format formats[] = { OUTPUT_TEXT, OUTPUT_JSON };
+	const size_t limits[] = { 0, 5 }, n = TABLE_TEXT_ROWS + 5;
+
+	(void)state;
+	for (size_t f = 0; f < 2; f++) {
+		for (size_t l = 0; l < 2; l++) {
+			size_t want = limits[l] ? limits[l] : formats[f] == OUTPUT_JSON ? n : TABLE_TEXT_ROWS;
+			struct capture c;
+			struct table t;
+			char *out, *p;
+			size_t shown = 0;
+
+			capture_open(&c, formats[f], false);
+			table_init(&t, &spec);
+			t.limit = limits[l];
+			for (size_t i = 0; i < n; i++) {
+				struct key_field key[1] = { KEY_UINT("pid", 1000 + i) };
+				unsigned long long v[2] = { 1, 0 };
+
+				assert_int_equal(table_add(&t, key, 1, v), 0);
+			}
+			assert_int_equal(table_text_rows(&t), limits[l] ? limits[l] : TABLE_TEXT_ROWS);
+			output_table(&c.o, &t);
+			table_free(&t);
+			out = capture_close(&c);
+			for (p = out; (p = strstr(p, formats[f] == OUTPUT_JSON ? "\"pid\"" : " 10")); p++)
+				shown++;
+			if (shown != want)
+				fail_msg("%s, limit %zu: %zu rows, want %zu:\n%s",
+					 formats[f] == OUTPUT_JSON ? "JSON" : "text", limits[l], shown, want, out);
+			free(out);
+		}
+	}
+}
+
 /* Every row (not only the text's top ones), cumulative; OpenMetrics
  * prints nothing of its own. */
 static void test_table_metrics(void **state)
@@ -274,7 +313,7 @@ static void test_table_metrics(void **state)
 	(void)state;
 	capture_open(&c, OUTPUT_OPENMETRICS, true);
 	for (int report = 0; report < 2; report++) {
-		fill(&t, &c.o);
+		fill(&t, &c.o, 1);
 		output_table(&c.o, &t);
 		table_free(&t);
 	}
@@ -293,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_lost_by_key_and_idle),
 		cmocka_unit_test(test_table_text),
 		cmocka_unit_test(test_table_json),
+		cmocka_unit_test(test_table_rows),
 		cmocka_unit_test(test_table_metrics),
 	};
 

@@ -74,6 +74,9 @@ stop_tools() {
 		($h | map(.count) | add) + ($h[0].lost) == $reads' "$T/out"
 }
 
+# 4,196 processes or 4,296 closed sockets would fill the keys of
+# another test's tool that counts without a filter: alone.
+# bats test_tags=serial
 @test "opensnoop -C by process and --by comm, -L -P, readlat -P: $MAX_KEYS processes then $OVER more (bpftrace)" {
 	TOOL_SECS=$((TOOL_SECS * 3)) WAIT_SECS=$((WAIT_SECS * 4))	# 4196 forks on a busy machine
 	own_cgroup
@@ -109,6 +112,7 @@ stop_tools() {
 	done
 }
 
+# bats test_tags=serial
 @test "tcprcv --by flow: $TCP_KEYS closed sockets, then $OVER more, then $((TCP_KEYS + OVER)) open connections: every byte in a row" {
 	own_cgroup
 	# A connection closes two sockets (keys): n = TCP_KEYS / 2 fills the

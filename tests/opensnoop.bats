@@ -181,6 +181,8 @@ count_path() { jq -s --arg p "$1" 'map(select(.path == $p)) | length' "${2:-$T/o
 	jout 'select(.events) | .events == 50000 and .lost > 0 and .lost + $d == 50000' --argjson d "$delivered"
 }
 
+# A bound in time: alone, not beside three other tests on two CPUs.
+# bats test_tags=serial
 @test "a quiet event is printed within 100 ms" {
 	start_opens A --file "$T/d/one" --opens 1
 	start_tool opensnoop -p "$A_PID"

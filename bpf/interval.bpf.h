@@ -27,7 +27,8 @@
  * which x86's JIT makes a locked add (a full barrier) but arm64's a STADD
  * or an exclusive-store loop, neither ordered. A fetching add is fully
  * ordered on every arch (arm64: LDADDAL, or a store-release and a DMB).
- * Kernels before 5.12 have the add without fetch only (BPF_NO_ATOMICS):
+ * Kernels before 5.12 have the add without fetch only (BPF_NO_ATOMICS;
+ * arm64's JIT before 5.18 too, which probe_bpf_atomics() finds):
  * there the runtime gates on x86 alone, and elsewhere waits for RCU at
  * every interval (drain_choose(), common/drain.c).
  *

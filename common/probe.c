@@ -421,10 +421,11 @@ bool probe_bpf_atomics(void)
 		int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "atomics", "GPL", insns,
 				       sizeof(insns) / sizeof(insns[0]), NULL);
 
-		/* The verifier refuses with EINVAL; any other error (EPERM: no
-		 * privilege, an LSM) says nothing of atomics, and the tool's
-		 * own load will name it. */
-		works = fd >= 0 || fd != -EINVAL;
+		/* The verifier refuses with EINVAL; a JIT without them (arm64
+		 * before 5.18, with CONFIG_BPF_JIT_ALWAYS_ON) with ENOTSUPP
+		 * (524). Any other error (EPERM: no privilege, an LSM) says
+		 * nothing of atomics, and the tool's own load will name it. */
+		works = fd >= 0 || (fd != -EINVAL && fd != -524);
 		if (fd >= 0)
 			close(fd);
 	}

@@ -500,8 +500,9 @@ static void evicted_count(struct output *out)
 
 /* The lost I/Os of a report, said on stderr. With metrics (--textfile,
  * -o openmetrics: a unit's journal) the metrics count them; the note is
- * then said at most once a minute, with what it stands for since. */
-static void lost_note(const struct output *out, __u64 total, __u64 rest)
+ * then said at most once a minute, with what it stands for since, and
+ * at exit (@last). */
+static void lost_note(const struct output *out, __u64 total, __u64 rest, bool last)
 {
 	static __u64 pending_total, pending_rest;
 	static double last_said = -LOST_NOTE_SECS;
@@ -511,7 +512,7 @@ static void lost_note(const struct output *out, __u64 total, __u64 rest)
 	pending_rest += rest;
 	if (!pending_total && !pending_rest)
 		return;
-	if (out->metrics && now - last_said < LOST_NOTE_SECS)
+	if (out->metrics && now - last_said < LOST_NOTE_SECS && !last)
 		return;
 	last_said = now;
 	total = pending_total, rest = pending_rest;
@@ -529,7 +530,7 @@ static int report(struct output *out)
 {
 	bool per_key = opt.by != 0;
 	struct hist_extra x = { .errors = true, .lost = 0, .lost_by_key = per_key, .per_key = per_key };
-	struct keyed_snapshot snap;
+	struct keyed_snapshot snap = {};
 	struct hist_interval iv;
 	__u64 rest, total = 0;
 	int err;
@@ -563,7 +564,7 @@ static int report(struct output *out)
 		output_count(out, &out->fam.lost, NULL, 0, rest);
 	}
 	if (!out->json)
-		lost_note(out, total, rest);
+		lost_note(out, total, rest, false);
 	if (per_key)
 		keyed_snapshot_free(&snap);
 	return 0;
@@ -636,6 +637,7 @@ static void finish(struct output *out)
 	struct json j;
 
 	if (!out->json) {
+		lost_note(out, 0, 0, true);	/* what the minute held back */
 		if (pending)
 			fprintf(stderr, "%llu requests issued and not seen completing: in flight at exit, "
 				"or completed unseen (then not counted)\n", (unsigned long long)pending);

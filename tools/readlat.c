@@ -454,7 +454,7 @@ static int report_keyed(struct output *out, struct keyed_snapshot *snap, const s
 static int report(struct output *out)
 {
 	bool per_key = keyed_mode();
-	struct keyed_snapshot snap;
+	struct keyed_snapshot snap = {};
 	struct hist_interval iv;
 	struct hist_extra x;
 	int err;

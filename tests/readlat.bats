@@ -525,7 +525,7 @@ EOF_CASES
 @test "without kernel BTF: -F names each fd from /proc, its link opened once (strace)" {
 	command -v strace >/dev/null || skip "no strace"
 	start_load A --threads 2 --reads 15 --delay-us 1000
-	unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec strace -f -qq -o '$T/strace' \
+	under_ptrace unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec strace -f -qq -o '$T/strace' \
 		-e trace=openat,stat,newfstatat,statx,readlink,readlinkat '$BUILD/readlat' -j -F -p $A_PID" \
 		> "$T/out" 2> "$T/err" &
 	TOOL_JOB=$!

@@ -22,15 +22,23 @@ teardown() { common_teardown; }
 	[[ "${lines[-1]}" == "badprog: the kernel's verifier rejected program 'bad_prog': R1 invalid mem access 'scalar'" ]]
 }
 
+# cpu_pair_run PROG SECS [REASON]: a tests/tools race program on CPUs 0
+# and 1 (tests/tools/cpu_pair.h), within SECS; skips where it cannot run
+# there (exit 3: REASON), else its status and output in bats's run.
+cpu_pair_run() {
+	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
+	run timeout "$2" "$BUILD/tests/$1"
+	echo "$output"
+	[ "$status" -ne 3 ] || skip "${3:-fewer than two CPUs to run on}"
+}
+
 # It needs both CPUs at once, and fills them.
 # bats test_tags=serial
 @test "keyed histograms' max and min, raised by two CPUs at once: every add that lost its race is counted" {
 	# hist_race: 1 compare-and-swap try, values from one counter on CPUs 0
 	# and 1; checks count, sum and max/min against what was added
-	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
-	run timeout 60 "$BUILD/tests/hist_race"
-	echo "$output"
-	[ "$status" -ne 3 ] || skip "fewer than two CPUs to run on, or their runs never overlapped enough to lose a race"
+	cpu_pair_run hist_race 60 \
+		"fewer than two CPUs to run on, or their runs never overlapped enough to lose a race"
 	[ "$status" -eq 0 ]
 	[[ "$output" =~ up:\ max\ [0-9]+\ of\ [0-9]+,\ races\ [1-9] ]]
 }
@@ -41,10 +49,7 @@ teardown() { common_teardown; }
 	# inflight_race: 2 x 5 x 1,000,000 operations of keys that share
 	# every window of 16 slots, the set-up of a slot made longer so that
 	# scans land in it; none stolen, evicted or found not set up
-	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
-	run timeout 120 "$BUILD/tests/inflight_race"
-	echo "$output"
-	[ "$status" -ne 3 ] || skip "fewer than two CPUs to run on"
+	cpu_pair_run inflight_race 120
 	[ "$status" -eq 0 ]
 	[[ "$output" =~ stolen\ 0,\ end\ failed\ 0,\ not\ set\ up\ 0 ]]
 }

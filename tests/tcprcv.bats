@@ -824,7 +824,8 @@ EOF_CASES
 	bpf_ids_of "$TOOL_JOB" "$T/ids"
 	# No more memory than it has now: brk and private mappings both count.
 	prlimit --pid "$TOOL_JOB" --data="$(awk '$1 == "VmData:" { print $2 * 1024 }' "/proc/$TOOL_JOB/status")"
-	ip netns exec "$SRV" python3 "$BATS_TEST_DIRNAME/workloads/manysocks.py" 1000 "$T/hold" \
+	touch "$T/go"	# 1,000 live connections at once (tests/workloads/keysload.c)
+	ip netns exec "$SRV" "$BUILD/tests/keysload" conns 1000 --go "$T/go" --hold "$T/hold" \
 		> "$T/socks.out" 2>&1 &
 	JOBS+=($!)
 	tool_wait

@@ -41,6 +41,10 @@
  *   --write-go FILE    send: see above: a test makes FILE once the server
  *                      said "accepted", so that no byte arrives while the
  *                      connection's owner is unknown
+ *   --pause FILE       send: up to 4 times: BYTES is written in one part
+ *                      more than there are pauses (equal, but for the
+ *                      last), each part after the first once its FILE
+ *                      exists (a test's points between the writes)
  *   --sleep-us USEC    serve: sleep after each read that returned data;
  *                      send: sleep between writes (default 0)
  *   --read-size BYTES  serve, pair: bytes per read() (default 65536)
@@ -77,6 +81,7 @@
 #define MAX_IO (1LL << 30)	/* --chunk, --read-size: one malloc()ed buffer */
 #define GO_POLL_US 10000
 #define BACKLOG 128
+#define MAX_PAUSES 4
 
 enum mode { SERVE = 1, SEND = 2, PAIR = 4 };
 
@@ -86,7 +91,7 @@ static const char *const usages[] = {
 		  "[--rcvbuf BYTES] [--share] [--defer-accept] [--reply BYTES] [--comm NAME] [--go FILE] "
 		  "[--hold FILE]",
 	[SEND] = "tcpload send ADDR PORT BYTES [--chunk BYTES] [--sleep-us USEC] "
-		 "[--comm NAME] [--go FILE] [--write-go FILE]",
+		 "[--comm NAME] [--go FILE] [--write-go FILE] [--pause FILE]...",
 	[PAIR] = "tcpload pair BYTES [--chunk BYTES] [--read-size BYTES] [--addr ADDR]",
 };
 
@@ -94,6 +99,8 @@ static enum mode mode;
 static const char *addr = "127.0.0.1", *go_file, *hold_file, *write_go_file;
 static long long nbytes, conns = 1, delay_us, rcvbuf, reply;
 static int defer_accept;
+static const char *pauses[MAX_PAUSES];
+static int npauses;
 static long long read_size = DEFAULT_READ_SIZE, chunk = DEFAULT_CHUNK;
 static int share;
 static struct sockaddr_storage sa;	/* ADDR and PORT */
@@ -188,12 +195,12 @@ static void parse(int argc, char **argv)
 		{ "read-size", 1, NULL, 'r' }, { "chunk", 1, NULL, 'k' }, { "addr", 1, NULL, 'a' },
 		{ "conns", 1, NULL, 'n' }, { "rcvbuf", 1, NULL, 'R' }, { "share", 0, NULL, 'S' },
 		{ "hold", 1, NULL, 'h' }, { "defer-accept", 0, NULL, 'D' }, { "reply", 1, NULL, 'y' },
-		{ "write-go", 1, NULL, 'w' },
+		{ "write-go", 1, NULL, 'w' }, { "pause", 1, NULL, 'p' },
 		{},
 	};
 	/* The modes that take each option, in the order above. */
 	static const int modes[] = { SERVE | SEND, SERVE | SEND, SERVE | SEND, SERVE | PAIR,
-				     SEND | PAIR, PAIR, SERVE, SERVE, SERVE, SERVE, SERVE, SERVE, SEND };
+				     SEND | PAIR, PAIR, SERVE, SERVE, SERVE, SERVE, SERVE, SERVE, SEND, SEND };
 	char name[16];
 	int c, i, nargs;
 
@@ -224,6 +231,11 @@ static void parse(int argc, char **argv)
 		case 'y': reply = number(optarg, "--reply", 0, LLONG_MAX, 1); break;
 		case 'h': hold_file = optarg; break;
 		case 'w': write_go_file = optarg; break;
+		case 'p':
+			if (npauses == MAX_PAUSES)
+				usage("option", "--pause (a fifth)");
+			pauses[npauses++] = optarg;
+			break;
 		case 'k': chunk = number(optarg, "--chunk", 1, MAX_IO, 1); break;
 		case 'a': addr = optarg; break;
 		}
@@ -405,7 +417,7 @@ static void serve(void)
 
 static void send_bytes(void)
 {
-	long long got;
+	long long got, part;
 	int fd;
 
 	alloc_buf(chunk);
@@ -414,7 +426,12 @@ static void send_bytes(void)
 	fd = connect_to();
 	printf("connected port=%d\n", local_port(fd));
 	wait_file(write_go_file);
-	write_all(fd, nbytes, delay_us);
+	part = nbytes / (npauses + 1);
+	for (int i = 0; i < npauses; i++) {
+		write_all(fd, part, delay_us);
+		wait_file(pauses[i]);
+	}
+	write_all(fd, nbytes - npauses * part, delay_us);
 	if (shutdown(fd, SHUT_WR))
 		fail("shutdown");
 	got = drain(fd, 0);

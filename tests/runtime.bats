@@ -442,9 +442,12 @@ print(rc, int((time.time() - t0) * 1000))' "$@"
 	done
 }
 
-@test "a stop with the output on a terminal nobody reads ends the tool within 1 s, saying so" {
+@test "a stop with the output on a terminal nobody reads ends the tool within 2 s, saying so" {
 	# A pty's writer blocks with room left for less than what it writes;
-	# the final report (a stop taken in the loop's wait) is given up.
+	# the final report (a stop taken in the loop's wait) is given up
+	# after 300 ms without progress. (Hung, it would be killed at 5 s; a
+	# sanitized build beside three other tests took 1.1 s to give up and
+	# detach.)
 	python3 -c 'import os, pty, signal, subprocess, sys, time
 m, s = pty.openpty()
 p = subprocess.Popen(sys.argv[2:], stdout=s, stderr=open(sys.argv[1], "w"))
@@ -464,7 +467,7 @@ print("exit", st, "after", int((time.time() - t0) * 1000), "ms")' "$T/err" "$BUI
 	cat "$T/result" "$T/err"
 	read -r _ status _ ms _ < "$T/result"
 	[ "$status" = 1 ]
-	[ "$ms" -lt 1000 ]
+	[ "$ms" -lt 2000 ]
 	grep -qx "readlat: stopped while the output was blocked (nothing read it): the last report was not written" "$T/err"
 }
 

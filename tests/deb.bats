@@ -73,7 +73,7 @@ wait_polling() {
 	while ((SECONDS <= end)); do
 		read -r nr _ < "/proc/$1/syscall" || return 1
 		[ "$nr" = 232 ] || [ "$nr" = 281 ] && return 0
-		sleep 0.01
+		nap 0.01
 	done
 	echo "process $1 is not polling after ${WAIT_SECS}s" >&2
 	return 1
@@ -192,7 +192,7 @@ ct_start() {
 			ns=$(readlink "/proc/$p/ns/pid") || continue
 			[ "$ns" = "$(readlink /proc/self/ns/pid)" ] || CT_INIT=$p
 		done
-		sleep 0.01
+		nap 0.01
 	done 2>/dev/null
 	[ -n "$CT_INIT" ] || { cat "$T/nspawn"; return 1; }
 	# Until its boot is done (systemctl answers once its socket is up),

@@ -39,7 +39,7 @@ start_service() {
 				export "${name}_PORT"
 				return 0
 			fi
-			sleep 0.01
+			nap 0.01
 		done
 		kill -KILL "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true

@@ -8,6 +8,10 @@ TCPLOAD=$BUILD/tests/tcpload
 WAIT_SECS=${WAIT_SECS:-30}	# bound on any wait for a line or an exit, in time
 TOOL_SECS=${TOOL_SECS:-40}	# hard bound on one tool run
 
+# Debian's python3, not a version manager's shim found first in PATH:
+# pyenv's runs a dozen shell scripts a call (2 s of CPU here, loaded).
+[[ ! -x /usr/bin/python3 || $(type -P python3) == /usr/bin/python3 ]] || PATH=/usr/bin:$PATH
+
 common_setup() {
 	T=$BATS_TEST_TMPDIR
 	JOBS=()
@@ -28,13 +32,48 @@ common_teardown() {
 	[ -z "${LOOP:-}" ] || loop_teardown
 }
 
-# wait_for FILE REGEX: until a line of FILE matches, at most WAIT_SECS.
+# nap SECS: sleep in this shell: a read that times out on a FIFO only it
+# holds (fd 10 or above: a workload's own files keep their numbers; made
+# in the foreground: a process substitution would change $!). A poll's
+# fork and exec of sleep(1), or of grep, costs about as much CPU as its
+# 10 ms wait here, and the suites poll four at a time.
+nap() {
+	if [ -z "${NAP_FD:-}" ]; then
+		local fifo=${BATS_TEST_TMPDIR:-${TMPDIR:-/tmp}}/.nap.$BASHPID
+		mkfifo "$fifo" && exec {NAP_FD}<> "$fifo" && rm -f "$fifo"
+	fi
+	read -rt "$1" -u "$NAP_FD" _ || :
+}
+
+# grew FILE: whether FILE has more bytes than at the last call, read past
+# in this shell through the caller's local WATCH_FD (opened once FILE
+# exists; the caller closes it); every 20th call (the caller's local
+# WATCH_CALLS) true all the same, for a FILE truncated or replaced
+# meanwhile. Line by line, bash (with bats's DEBUG trap on each command)
+# falls behind a tool that writes a report every 10 ms.
+grew() {
+	local chunk more= LC_ALL=C
+	((++WATCH_CALLS % 20)) || more=1
+	if [ -z "$WATCH_FD" ]; then
+		[ -e "$1" ] || return 1
+		exec {WATCH_FD}< "$1" || { WATCH_FD=; return 1; }
+	fi
+	while read -r -N 65536 -u "$WATCH_FD" chunk; do more=1; done
+	[ -n "$chunk$more" ]
+}
+
+# wait_for FILE REGEX: until a line of FILE matches, at most WAIT_SECS;
+# grep looks again only when FILE grew.
 wait_for() {
-	local i
+	local i WATCH_FD= WATCH_CALLS=0
 	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
-		grep -qE -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.01
+		if grew "$1" && grep -qE -- "$2" "$1" 2>/dev/null; then
+			exec {WATCH_FD}<&-
+			return 0
+		fi
+		nap 0.01
 	done
+	[ -z "$WATCH_FD" ] || exec {WATCH_FD}<&-
 	echo "timed out waiting for /$2/ in $1:" >&2
 	cat "$1" >&2 || true
 	return 1
@@ -43,12 +82,19 @@ wait_for() {
 # wait_lines FILE N: until FILE has at least N lines, at most WAIT_SECS
 # (N reports of a tool printing one JSON object per report).
 wait_lines() {
-	local i
+	local i n=0 WATCH_FD= WATCH_CALLS=0
 	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
-		[ "$(wc -l < "$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
-		sleep 0.01
+		if grew "$1"; then
+			n=$(wc -l < "$1")
+			if ((n >= $2)); then
+				exec {WATCH_FD}<&-
+				return 0
+			fi
+		fi
+		nap 0.01
 	done
-	echo "timed out waiting for $2 lines in $1 ($(wc -l < "$1") there)" >&2
+	[ -z "$WATCH_FD" ] || exec {WATCH_FD}<&-
+	echo "timed out waiting for $2 lines in $1 ($n there)" >&2
 	return 1
 }
 
@@ -83,12 +129,16 @@ wait_caught() {
 # command); inside a function, the function's status does not.
 refute() { ! "$@"; }
 
-# retry CMD [ARGS]: until CMD succeeds, every 10 ms, at most WAIT_SECS.
+# retry CMD [ARGS]: until CMD succeeds, at most WAIT_SECS; tried again
+# after 10 ms, then half as long again each time, up to 100 ms (a CMD of
+# a few processes, tried every 10 ms, would keep a CPU busy).
 retry() {
-	local i
+	local i ms=10 secs
 	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		"$@" && return 0
-		sleep 0.01
+		printf -v secs '0.%03d' "$ms"
+		nap "$secs"
+		((ms = ms * 3 / 2 > 100 ? 100 : ms * 3 / 2))
 	done
 	return 1
 }
@@ -106,7 +156,7 @@ bpftrace_end() {
 	while kill -INT "$pid" 2>/dev/null; do
 		for ((i = 0; i < 500; i++)); do
 			kill -0 "$pid" 2>/dev/null || break 2
-			sleep 0.01
+			nap 0.01
 		done
 		((SECONDS < end)) || { echo "bpftrace $pid did not end after SIGINTs" >&2; return 124; }
 	done
@@ -152,7 +202,7 @@ wait_exit() {
 	local i
 	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		kill -0 "$1" 2>/dev/null || break
-		sleep 0.01
+		nap 0.01
 	done
 	if kill -0 "$1" 2>/dev/null; then
 		echo "process $1 did not exit within ${WAIT_SECS}s" >&2
@@ -584,7 +634,7 @@ bpf_ids_gone() {
 		left=$(bpf_ids_alive "$1")
 		[ -n "$left" ] || return 0
 		[ "${EPOCHREALTIME/./}" -lt "$end" ] || break
-		sleep 0.05
+		nap 0.05
 	done
 	echo "still loaded 2 s after exit: $(tr '\n' ' ' <<<"$left")" >&2
 	return 1

@@ -71,7 +71,7 @@ zero_within() {
 		n=$("$@") || return 1
 		[ "$n" -ne 0 ] || return 0
 		[ "${EPOCHREALTIME/./}" -lt "$end" ] || break
-		sleep 0.05
+		nap 0.05
 	done
 	echo "$what: $n, 2 s after the killed threads exited" >&2
 	return 1

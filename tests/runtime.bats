@@ -97,7 +97,7 @@ exits_within() {
 	local i
 	for ((i = 0; i < ${1%.*} * 100; i++)); do
 		kill -0 "$2" 2>/dev/null || break
-		sleep 0.01
+		nap 0.01
 	done
 	kill -0 "$2" 2>/dev/null && return 1
 	STATUS=0

@@ -58,14 +58,10 @@ net_pair() {
 # link_up NS: until veth0 in NS has its carrier (a SYN sent before is
 # retransmitted a second later), at most WAIT_SECS.
 link_up() {
-	local i
-	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
-		ip -n "$1" link show veth0 | grep -q LOWER_UP && return 0
-		sleep 0.01
-	done
-	echo "veth0 in $1 has no carrier" >&2
-	return 1
+	retry has_carrier "$1" || { echo "veth0 in $1 has no carrier" >&2; return 1; }
 }
+
+has_carrier() { ip -n "$1" link show veth0 | grep -q LOWER_UP; }
 
 # net_lo: one namespace with lo only, SRV (CLI is the same).
 net_lo() {
@@ -95,11 +91,7 @@ sent() {
 # closed NS PORT: until no TCP socket in NS has local port PORT (every
 # connection the server had has gone through tcp_destroy_sock).
 closed() {
-	local i
-	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
-		[ -z "$(ip netns exec "$1" ss -tanH "( sport = :$2 )")" ] && return 0
-		sleep 0.01
-	done
+	retry no_sockets "$@" && return 0
 	echo "sockets on port $2 in $1 remain:" >&2
 	ip netns exec "$1" ss -tan "( sport = :$2 )" >&2
 	return 1
@@ -116,17 +108,10 @@ has_queued() {
 		awk '$1 > 0 { found = 1 } END { exit !found }'
 }
 
+no_sockets() { [ -z "$(ip netns exec "$1" ss -tanH "( sport = :$2 )")" ]; }
+
 # next_report: until $T/out has one more line (one more JSON report).
-next_report() {
-	local n i
-	n=$(wc -l < "$T/out")
-	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
-		[ "$(wc -l < "$T/out")" -gt "$n" ] && return 0
-		sleep 0.01
-	done
-	echo "no report in $T/out" >&2
-	return 1
-}
+next_report() { wait_lines "$T/out" $(($(wc -l < "$T/out") + 1)); }
 
 # retrans_segs NS: the segments TCP retransmitted in NS (TcpRetransSegs).
 retrans_segs() {

@@ -75,16 +75,7 @@ has_listener() { [ -n "$(in_ns ss -ltnH "( sport = :$1 )")" ]; }
 size_is() { [ "$(stat -c %s "$1")" -eq "$2" ]; }
 
 # next_report [FILE]: until FILE (default $T/out) has one more line.
-next_report() {
-	local f=${1:-$T/out} n i
-	n=$(wc -l < "$f")
-	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
-		[ "$(wc -l < "$f")" -gt "$n" ] && return 0
-		sleep 0.01
-	done
-	echo "no report in $f" >&2
-	return 1
-}
+next_report() { wait_lines "${1:-$T/out}" $(($(wc -l < "${1:-$T/out}") + 1)); }
 
 # rsum PID FIELD [FILE]: FIELD of PID's rows, added over every report.
 rsum() {

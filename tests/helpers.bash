@@ -10,7 +10,7 @@ TOOL_SECS=${TOOL_SECS:-40}	# hard bound on one tool run
 
 # Debian's python3, not a version manager's shim found first in PATH:
 # pyenv's runs a dozen shell scripts a call (2 s of CPU here, loaded).
-[[ ! -x /usr/bin/python3 || $(type -P python3) == /usr/bin/python3 ]] || PATH=/usr/bin:$PATH
+[[ ! -x /usr/bin/python3 || $(type -P python3) != */shims/* ]] || PATH=/usr/bin:$PATH
 
 common_setup() {
 	T=$BATS_TEST_TMPDIR
@@ -40,9 +40,28 @@ common_teardown() {
 nap() {
 	if [ -z "${NAP_FD:-}" ]; then
 		local fifo=${BATS_TEST_TMPDIR:-${TMPDIR:-/tmp}}/.nap.$BASHPID
-		mkfifo "$fifo" && exec {NAP_FD}<> "$fifo" && rm -f "$fifo"
+		rm -f "$fifo"
+		{ mkfifo "$fifo" && exec {NAP_FD}<> "$fifo"; } || NAP_FD=none	# then sleep(1)
+		rm -f "$fifo"
 	fi
+	[ "$NAP_FD" != none ] || { sleep "$1"; return 0; }
 	read -rt "$1" -u "$NAP_FD" _ || :
+}
+
+# untraced CMD [ARGS]: CMD without bats's DEBUG trap, which records a
+# stack trace before every command: a millisecond of CPU each on a busy
+# machine here, more than the 10 ms a poll of a dozen commands waits.
+# The trap is back for what follows (a failure's line is still named).
+# CMD runs as a condition (errexit off): the polls return their status.
+untraced() {
+	local st=0 outer=${UNTRACED:-}
+	UNTRACED=1
+	trap - DEBUG
+	"$@" || st=$?
+	UNTRACED=$outer
+	[ -n "$outer" ] || ! declare -F bats_debug_trap >/dev/null ||
+		trap 'bats_debug_trap "$BASH_SOURCE"' DEBUG
+	return "$st"
 }
 
 # grew FILE: whether FILE has more bytes than at the last call, read past
@@ -64,7 +83,8 @@ grew() {
 
 # wait_for FILE REGEX: until a line of FILE matches, at most WAIT_SECS;
 # grep looks again only when FILE grew.
-wait_for() {
+wait_for() { untraced _wait_for "$@"; }
+_wait_for() {
 	local i WATCH_FD= WATCH_CALLS=0
 	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		if grew "$1" && grep -qE -- "$2" "$1" 2>/dev/null; then
@@ -81,11 +101,12 @@ wait_for() {
 
 # wait_lines FILE N: until FILE has at least N lines, at most WAIT_SECS
 # (N reports of a tool printing one JSON object per report).
-wait_lines() {
+wait_lines() { untraced _wait_lines "$@"; }
+_wait_lines() {
 	local i n=0 WATCH_FD= WATCH_CALLS=0
 	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		if grew "$1"; then
-			n=$(wc -l < "$1")
+			n=$(wc -l < "$1" 2>/dev/null) || n=0
 			if ((n >= $2)); then
 				exec {WATCH_FD}<&-
 				return 0
@@ -110,7 +131,8 @@ in_read() {
 # most WAIT_SECS. A signal sent before that meets the default action: the
 # forked shell still has the shell's handlers until exec, and the new
 # program has none until its main() sets them.
-wait_caught() {
+wait_caught() { untraced _wait_caught "$@"; }
+_wait_caught() {
 	local bit line end=$((SECONDS + WAIT_SECS))
 	bit=$(kill -l "$2")
 	while ((SECONDS <= end)); do
@@ -132,7 +154,8 @@ refute() { ! "$@"; }
 # retry CMD [ARGS]: until CMD succeeds, at most WAIT_SECS; tried again
 # after 10 ms, then half as long again each time, up to 100 ms (a CMD of
 # a few processes, tried every 10 ms, would keep a CPU busy).
-retry() {
+retry() { untraced _retry "$@"; }
+_retry() {
 	local i ms=10 secs
 	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		"$@" && return 0
@@ -151,7 +174,8 @@ under_ptrace() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$
 # again every 5 s (bpftrace 0.17 now and then takes one and goes on
 # waiting), at most SECS (default 6 x WAIT_SECS: its exit takes 0.3 s
 # here, over 15 s on a host loaded with other suites); then its status.
-bpftrace_end() {
+bpftrace_end() { untraced _bpftrace_end "$@"; }
+_bpftrace_end() {
 	local pid=$1 end=$((SECONDS + ${2:-$((WAIT_SECS * 6))})) i
 	while kill -INT "$pid" 2>/dev/null; do
 		for ((i = 0; i < 500; i++)); do
@@ -198,7 +222,8 @@ bpftrace_stop() {
 }
 
 # wait_exit PID: until it has exited, at most WAIT_SECS; then its status.
-wait_exit() {
+wait_exit() { untraced _wait_exit "$@"; }
+_wait_exit() {
 	local i
 	for ((i = SECONDS + WAIT_SECS + 1; SECONDS < i; )); do	# at least WAIT_SECS, whatever the load
 		kill -0 "$1" 2>/dev/null || break
@@ -627,7 +652,8 @@ bpf_ids_alive() {
 # bpf_ids_gone FILE: none of bpf_ids_of's IDs is loaded, within 2 s (the
 # kernel frees a program or map after an RCU grace period, not at once,
 # and a link with its last fd); else fails, naming those left.
-bpf_ids_gone() {
+bpf_ids_gone() { untraced _bpf_ids_gone "$@"; }
+_bpf_ids_gone() {
 	local left end=$((${EPOCHREALTIME/./} + 2000000))	# in us
 	grep -q . "$1" || { echo "bpf_ids_gone: no IDs in $1" >&2; return 1; }
 	while :; do

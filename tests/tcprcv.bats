@@ -509,7 +509,6 @@ unread() {
 	send S2 "$CLI" "$SRV4" "$R2_PORT" "$B" --comm tr_early --pause "$T/more" --pause "$T/rest"
 	go
 	accepted "$SRV" "$R2_PORT" "$R2_PID"
-	unread "$SRV" "$R2_PORT"
 	kill -STOP "$R2_PID"
 	start_tool tcprcv -j --lport "$R2_PORT" 0.1
 	touch "$T/more"

@@ -81,7 +81,7 @@ closed() {
 	while [ "$i" -lt $((WAIT_SECS * 10)) ]; do
 		awk -v re=":(${hex#|})\$" '$2 ~ re && $4 != "06" { found = 1 } END { exit !found }' \
 			/proc/net/tcp /proc/net/tcp6 2>/dev/null || return 0
-		sleep 0.1
+		nap 0.1
 		i=$((i + 1))
 	done
 	fail "sockets on ports $* still open after ${WAIT_SECS}s"

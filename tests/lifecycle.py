@@ -283,8 +283,10 @@ class Mode:
     """A report mode of a tool: its options, and the line (a regex over
     stdout, or stderr for a stream of events in text) that ends a report."""
 
-    def __init__(self, tool, name, args, end, on_stderr=False, json_lines=False, interval=True):
+    def __init__(self, tool, name, args, end, on_stderr=False, json_lines=False, interval=True,
+                 every=None):
         self.tool, self.name, self.args, self.interval = tool, name, args, interval
+        self.every = every	# the interval without one given (tcprcv's table: 1 s)
         self.end, self.on_stderr, self.json_lines = re.compile(end, re.M), on_stderr, json_lines
 
     def ends(self, data):
@@ -314,13 +316,15 @@ def modes(disk):
         Mode("opensnoop", "-C -o openmetrics", ["-C", "-o", "openmetrics"], OM),
         Mode("opensnoop", "-L", ["-L"], HIST),
         Mode("opensnoop", "-L -P", ["-L", "-P"], HIST),
-        Mode("tcprcv", "default", [], r"^\d+ bytes received, \d+ read, in \d+ process"),
-        Mode("tcprcv", "--by flow", ["--by", "flow"], r"^\d+ bytes received, \d+ read, in \d+ flow"),
-        Mode("tcprcv", "--by port", ["--by", "port"], r"^\d+ bytes received, \d+ read, in \d+ port"),
+        Mode("tcprcv", "default", [], r"^\d+ bytes received, \d+ read, in \d+ process", every=1.0),
+        Mode("tcprcv", "--by flow", ["--by", "flow"], r"^\d+ bytes received, \d+ read, in \d+ flow",
+             every=1.0),
+        Mode("tcprcv", "--by port", ["--by", "port"], r"^\d+ bytes received, \d+ read, in \d+ port",
+             every=1.0),
         Mode("tcprcv", "-L", ["-L"], HIST),
         Mode("tcprcv", "-L -P", ["-L", "-P"], HIST),
-        Mode("tcprcv", "-j", ["-j"], JSON_REPORT, json_lines=True),
-        Mode("tcprcv", "-o openmetrics", ["-o", "openmetrics"], OM),
+        Mode("tcprcv", "-j", ["-j"], JSON_REPORT, json_lines=True, every=1.0),
+        Mode("tcprcv", "-o openmetrics", ["-o", "openmetrics"], OM, every=1.0),
         Mode("biolat", "default", [], HIST),
         Mode("biolat", "-D", ["-D"], HIST),
         Mode("biolat", "-F", ["-F"], HIST),
@@ -458,7 +462,7 @@ class Cycle:
         """SIGSTOP the tool until it is caught in a report (its stop
         signals let in, not in epoll or sigprocmask), then signal it there
         and continue it. Gives up (signal anyway) after 3 intervals."""
-        iv = self.interval or 0.2
+        iv = self.interval or self.mode.every or 0.2
         end = time.monotonic() + max(3 * iv, 1.0)
         bit = 1 << (self.sig - 1)
         tries = 0
@@ -547,7 +551,7 @@ class Cycle:
         after = self.reports(o, e)
         if after <= before:
             self.fail(f"no final report after the signal ({before} report ends before it, {after} at exit)")
-        if self.interval is None and before and not m.on_stderr:
+        if self.interval is None and m.every is None and before and not m.on_stderr:
             self.fail(f"{before} report ends before the signal without an interval")
         data = e if m.on_stderr else o
         lines = [ln for ln in data.decode("utf-8", "replace").splitlines()
